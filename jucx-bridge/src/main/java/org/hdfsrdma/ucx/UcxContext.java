@@ -1,0 +1,127 @@
+package org.hdfsrdma.ucx;
+
+import java.io.Closeable;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import org.openucx.jucx.ucp.UcpContext;
+import org.openucx.jucx.ucp.UcpParams;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The UCX context of this JVM: the features the write path needs (active
+ * messages for descriptors, RMA for gets, wakeup so idle progress threads
+ * sleep) and the UCX configuration they run with.
+ *
+ * <p>A JVM needs one; workers, memory registrations and endpoints hang off
+ * it and must be closed before it.
+ */
+public final class UcxContext implements Closeable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(UcxContext.class);
+
+  /** What a context is created with. Immutable. */
+  public static final class Options {
+    private final Map<String, String> ucxConfig;
+    private final boolean peerErrorHandling;
+
+    private Options(Map<String, String> ucxConfig, boolean peerErrorHandling) {
+      this.ucxConfig = Collections.unmodifiableMap(
+          new LinkedHashMap<String, String>(ucxConfig));
+      this.peerErrorHandling = peerErrorHandling;
+    }
+
+    /** The defaults: UCX's own transport choice, peer error handling on. */
+    public static Options defaults() {
+      return new Options(Collections.<String, String>emptyMap(), true);
+    }
+
+    /**
+     * The same options with one UCX configuration variable set, as the
+     * environment variable UCX_{@code name} would (for example "TLS").
+     */
+    public Options withUcxConfig(String name, String value) {
+      Map<String, String> config = new LinkedHashMap<String, String>(ucxConfig);
+      config.put(name, value);
+      return new Options(config, peerErrorHandling);
+    }
+
+    /**
+     * The same options with peer error handling on or off. On: a dead peer
+     * fails its endpoint's operations; UCX 1.13 then picks transports that
+     * can report peer failure (tcp rather than cma for RMA). Off: UCX may
+     * pick the fastest shared-memory lanes but cannot detect a dead peer.
+     * See this module's README for the measured trade-off.
+     */
+    public Options withPeerErrorHandling(boolean on) {
+      return new Options(ucxConfig, on);
+    }
+
+    public Map<String, String> ucxConfig() {
+      return ucxConfig;
+    }
+
+    public boolean peerErrorHandling() {
+      return peerErrorHandling;
+    }
+
+    @Override
+    public String toString() {
+      return "UCX config " + ucxConfig + ", peer error handling "
+          + (peerErrorHandling ? "on" : "off");
+    }
+  }
+
+  private final UcpContext context;
+  private final Options options;
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  /**
+   * Creates the UCX context.
+   *
+   * @throws UcxUnavailableException when the UCX libraries cannot be loaded
+   *     or UCX refuses the configuration
+   */
+  public UcxContext(Options options) throws UcxUnavailableException {
+    UcxLibrary.ensureAvailable();
+    this.options = options;
+    UcpParams params = new UcpParams()
+        .requestAmFeature()
+        .requestRmaFeature()
+        .requestTagFeature()
+        .requestWakeupFeature()
+        .setMtWorkersShared(false);
+    for (Map.Entry<String, String> e : options.ucxConfig().entrySet()) {
+      params.setConfig(e.getKey(), e.getValue());
+    }
+    try {
+      this.context = new UcpContext(params);
+    } catch (RuntimeException e) {
+      throw new UcxUnavailableException("UCX refused to create a context with "
+          + options + ": " + e.getMessage(), e);
+    }
+    LOG.debug("Created UCX context with {}", options);
+  }
+
+  /** The options this context was created with. */
+  public Options options() {
+    return options;
+  }
+
+  UcpContext ucp() {
+    if (closed.get()) {
+      throw new IllegalStateException("UCX context is closed");
+    }
+    return context;
+  }
+
+  @Override
+  public void close() {
+    if (closed.compareAndSet(false, true)) {
+      context.close();
+    }
+  }
+}
