@@ -1,0 +1,35 @@
+# Checks that LIB exports exactly the three JNI entry points of
+# org.hdfsrdma.ucx.NativeIntrospection and does not depend on libjvm.
+# Usage: cmake -DLIB=path/to/libhdfsrdma_ucxinfo.so -P check_jni_symbols.cmake
+find_program(NM nm REQUIRED)
+find_program(READELF readelf REQUIRED)
+execute_process(COMMAND ${NM} -D --defined-only ${LIB}
+  OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "nm -D failed on ${LIB}")
+endif()
+string(REGEX MATCHALL "Java_[A-Za-z0-9_]+" syms "${out}")
+list(SORT syms)
+message("exported JNI symbols (nm -D ${LIB}):")
+foreach(s ${syms})
+  message("  ${s}")
+endforeach()
+set(want
+  Java_org_hdfsrdma_ucx_NativeIntrospection_endpointInfo
+  Java_org_hdfsrdma_ucx_NativeIntrospection_ucxVersion
+  Java_org_hdfsrdma_ucx_NativeIntrospection_workerInfo)
+if(NOT "${syms}" STREQUAL "${want}")
+  message(FATAL_ERROR "expected exactly: ${want}")
+endif()
+# nothing else of ours exported (only T symbols that are JNI names)
+string(REGEX MATCHALL "[0-9a-f]+ T [A-Za-z0-9_]+" tsyms "${out}")
+foreach(t ${tsyms})
+  if(NOT t MATCHES " T Java_" AND NOT t MATCHES " T _(init|fini)$")
+    message(FATAL_ERROR "unexpected exported function: ${t}")
+  endif()
+endforeach()
+execute_process(COMMAND ${READELF} -d ${LIB} OUTPUT_VARIABLE dyn)
+if(dyn MATCHES "libjvm")
+  message(FATAL_ERROR "${LIB} links libjvm")
+endif()
+message("OK: exactly the 3 NativeIntrospection symbols, no libjvm")
