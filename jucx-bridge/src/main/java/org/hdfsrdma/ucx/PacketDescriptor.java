@@ -2,6 +2,7 @@ package org.hdfsrdma.ucx;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.zip.CRC32;
 
 /**
  * Flyweight over the descriptor message that tells a getter where one packet
@@ -38,9 +39,14 @@ import java.nio.ByteOrder;
  *  +---------------+-------+-------+ 80
  *  | region id     |rkeylen|  0    |
  *  +---------------+-------+-------+ 88
- *  | packed remote key (rkeylen bytes)
- *  +--------------------------------
+ *  | CRC32         | packed remote key (rkeylen bytes)
+ *  +---------------+-----------------
  * </pre>
+ *
+ * <p>The CRC32 covers every other byte of the message (the CRC field
+ * counts as zero). UCX checks a remote key only as far as the transport
+ * uses it (over tcp not at all), so a corrupted key or address must be
+ * caught here, before it reaches UCX.
  *
  * <p>The packet occupies {@code checksum len + data len} bytes from the
  * packet address (checksums first, then data, as in an HDFS packet), and
@@ -72,7 +78,8 @@ public final class PacketDescriptor {
   public static final int REGION_ID_OFFSET = 80;
   public static final int RKEY_LENGTH_OFFSET = 84;
   public static final int RESERVED_OFFSET = 86;
-  public static final int RKEY_OFFSET = 88;
+  public static final int CRC_OFFSET = 88;
+  public static final int RKEY_OFFSET = 92;
   public static final int HEADER_LENGTH = RKEY_OFFSET;
 
   /** Packed UCX remote keys are tens to a few hundred bytes. */
@@ -85,6 +92,8 @@ public final class PacketDescriptor {
   public static final short FLAG_SYNC_BLOCK = 0x2;
   private static final short KNOWN_FLAGS =
       FLAG_LAST_PACKET_IN_BLOCK | FLAG_SYNC_BLOCK;
+
+  private static final byte[] ZERO_CRC_FIELD = new byte[4];
 
   private ByteBuffer buffer;
   private int base;
@@ -163,6 +172,25 @@ public final class PacketDescriptor {
       buffer.put(base + RKEY_OFFSET + i, rkey[i]);
     }
     this.length = total;
+    buffer.putInt(base + CRC_OFFSET, computeCrc());
+    return this;
+  }
+
+  /** CRC32 of the wrapped message with the CRC field taken as zero. */
+  private int computeCrc() {
+    CRC32 crc = new CRC32();
+    ByteBuffer view = buffer.duplicate();
+    view.limit(base + CRC_OFFSET).position(base);
+    crc.update(view);
+    crc.update(ZERO_CRC_FIELD);
+    view.limit(base + length).position(base + RKEY_OFFSET);
+    crc.update(view);
+    return (int) crc.getValue();
+  }
+
+  /** Recomputes the CRC after fields were changed in place. */
+  public PacketDescriptor seal() {
+    buffer.putInt(base + CRC_OFFSET, computeCrc());
     return this;
   }
 
@@ -203,6 +231,13 @@ public final class PacketDescriptor {
       throw new MalformedDescriptorException("descriptor of " + length
           + " bytes does not match its remote key length " + rkeyLength
           + " (expected " + (HEADER_LENGTH + rkeyLength) + " bytes)");
+    }
+    int crc = buffer.getInt(base + CRC_OFFSET);
+    int expectedCrc = computeCrc();
+    if (crc != expectedCrc) {
+      throw new MalformedDescriptorException(String.format(
+          "descriptor checksum mismatch: carries 0x%08x, content gives 0x%08x",
+          crc, expectedCrc));
     }
     if (buffer.getShort(base + RESERVED_OFFSET) != 0) {
       throw new MalformedDescriptorException("reserved descriptor field set");

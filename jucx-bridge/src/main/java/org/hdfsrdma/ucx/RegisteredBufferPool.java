@@ -204,11 +204,13 @@ public final class RegisteredBufferPool implements Closeable {
       throw new IllegalStateException("UCX could not register a slab of "
           + slabBytes + " bytes for pool " + name + ": " + e.getMessage(), e);
     }
+    context.retain();
     Slab slab;
     try {
       slab = new Slab(slabs.size(), memory);
     } catch (RuntimeException e) {
       memory.deregister();
+      context.release();
       throw e;
     }
     slabs.add(slab);
@@ -328,6 +330,7 @@ public final class RegisteredBufferPool implements Closeable {
     registeredBytes -= slabBytes;
     try {
       slab.memory.deregister();
+      context.release();
     } catch (RuntimeException e) {
       LOG.warn("Pool {} could not deregister slab {}", name, slab.id, e);
     }

@@ -5,6 +5,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.openucx.jucx.ucp.UcpContext;
 import org.openucx.jucx.ucp.UcpParams;
@@ -78,6 +79,8 @@ public final class UcxContext implements Closeable {
   private final UcpContext context;
   private final Options options;
   private final AtomicBoolean closed = new AtomicBoolean();
+  /** Workers and memory registrations still open on this context. */
+  private final AtomicInteger dependents = new AtomicInteger();
 
   /**
    * Creates the UCX context.
@@ -118,9 +121,36 @@ public final class UcxContext implements Closeable {
     return context;
   }
 
+  /** A worker or a memory registration was created on this context. */
+  void retain() {
+    dependents.incrementAndGet();
+  }
+
+  /** A worker or a memory registration of this context was released. */
+  void release() {
+    dependents.decrementAndGet();
+  }
+
+  /** Workers and registrations not yet released, for leak checks. */
+  public int openDependents() {
+    return dependents.get();
+  }
+
+  /**
+   * Releases the UCX context. When workers or registered memory are still
+   * open (a leak elsewhere), the native context is deliberately left alive:
+   * UCX aborts the process when a context is cleaned up under live
+   * registrations, and a leak is better than a dead DataNode. Idempotent.
+   */
   @Override
   public void close() {
     if (closed.compareAndSet(false, true)) {
+      int open = dependents.get();
+      if (open != 0) {
+        LOG.error("UCX context closed with {} worker(s) or registration(s)"
+            + " still open; leaving it allocated rather than crash", open);
+        return;
+      }
       context.close();
     }
   }

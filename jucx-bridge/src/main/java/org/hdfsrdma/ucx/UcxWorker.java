@@ -106,6 +106,7 @@ public final class UcxWorker implements Closeable {
       throw new UcxUnavailableException("cannot create UCX worker " + name
           + ": " + e.getMessage(), e);
     }
+    context.retain();
   }
 
   /** Starts the progress thread. */
@@ -478,6 +479,7 @@ public final class UcxWorker implements Closeable {
       nativeClosed = true;
       try {
         worker.close();
+        context.release();
       } catch (Throwable t) {
         LOG.warn("Closing UCX worker {} failed", name, t);
       }
