@@ -62,6 +62,7 @@ typedef struct {
     char     err[256];
     uint64_t bytes;
     uint64_t gets;
+    char     rma_lanes[128]; /* transports of the endpoint's RMA lanes */
 } getter_res_t;
 
 typedef struct {
@@ -336,12 +337,16 @@ static int owner_main(const cfg_t *c, int *port_wfd)
     }
     res->seconds = now_s() - t0;
 
-    /* BYE: getters close after this. */
+    /* BYE: getters close after this; their disconnects are expected. */
+    ux_expect_disconnect();
     {
         static uint64_t bye = 0;
         for (int i = 0; i < R; i++) {
             memset(&rp, 0, sizeof(rp));
-            st = ux_wait(&u, ucp_tag_send_nbx(ep[i], &bye, sizeof(bye), TAG_BYE, &rp),
+            /* synchronous send: completes once the getter matched it, so the
+             * force close below cannot drop it */
+            st = ux_wait(&u, ucp_tag_send_sync_nbx(ep[i], &bye, sizeof(bye),
+                                                   TAG_BYE, &rp),
                          5.0, "owner: send BYE");
             if (st != UCS_OK) {
                 FAIL(res, "owner: send BYE to %d: %s", i, ucs_status_string(st));
@@ -362,9 +367,10 @@ out:
                 ucp_request_free(dslot[i].req);
             }
         }
-        for (int i = 0; i < R; i++) {
-            ux_close_ep(&u, ep[i], !res->ok, 3.0);
-        }
+        /* All traffic is acknowledged here. With peer error handling a
+         * force close avoids flushing towards getters that already left;
+         * without it UCX accepts only a flush close (all in parallel). */
+        ux_close_eps(&u, ep, R, c->err_peer, 3.0);
         if (l != NULL) {
             ucp_listener_destroy(l);
         }
@@ -387,6 +393,33 @@ out:
 }
 
 /* ===================== getter ===================== */
+
+/* "tl/dev" of every lane that carries RMA, joined by '+'. */
+static void rma_lanes(ucp_ep_h ep, char *out, size_t outsz)
+{
+    char *info = ux_ep_info(ep);
+    size_t used = 0;
+    out[0] = '\0';
+    for (char *save = NULL, *line = info ? strtok_r(info, "\n", &save) : NULL;
+         line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        char *lane = strstr(line, "lane[");
+        if (lane == NULL || strstr(line, "rma") == NULL) {
+            continue;
+        }
+        char *colon = strchr(lane, ':');          /* "lane[1]:" */
+        char *p = colon ? strchr(colon + 1, ':') : NULL; /* " 2:cma/memory.0" */
+        if (p == NULL) {
+            continue;
+        }
+        p++;
+        size_t n = strcspn(p, " ");
+        if (used + n + 2 < outsz) {
+            used += (size_t)snprintf(out + used, outsz - used, "%s%.*s",
+                                     used ? "+" : "", (int)n, p);
+        }
+    }
+    free(info);
+}
 
 enum { SL_FREE, SL_RECV, SL_GET, SL_SEND };
 
@@ -568,6 +601,7 @@ static int getter_main(const cfg_t *c, int idx, int port_rfd)
             spins = 0;
         }
     }
+    rma_lanes(ep, res->rma_lanes, sizeof(res->rma_lanes));
     /* Flush outstanding DONE sends, then wait for BYE. */
     for (int i = 0; i < W; i++) {
         if (sl[i].req != NULL) {
@@ -578,6 +612,8 @@ static int getter_main(const cfg_t *c, int idx, int port_rfd)
             }
         }
     }
+    /* Only BYE is left; the owner's close may race with our seeing it. */
+    ux_expect_disconnect();
     {
         uint64_t bye = 0;
         memset(&rp, 0, sizeof(rp));
@@ -601,7 +637,7 @@ out:
         if (rkey != NULL) {
             ucp_rkey_destroy(rkey);
         }
-        ux_close_ep(&u, ep, !res->ok, 3.0);
+        ux_close_ep(&u, ep, c->err_peer, 3.0);
         if (memh != NULL && (st = ucp_mem_unmap(u.ctx, memh)) != UCS_OK) {
             fprintf(stderr, "getter: ucp_mem_unmap: %s\n", ucs_status_string(st));
         }
@@ -623,6 +659,7 @@ static int cmp_float(const void *a, const void *b)
 
 typedef struct {
     int      ok;
+    char     lanes[128];
     uint64_t bytes;
     double   seconds, gbps, gbps_per, mean, p50, p99;
 } result_t;
@@ -750,6 +787,8 @@ static int run_one(const cfg_t *c, result_t *r)
         failed = 1;
     }
     r->seconds = g_sh->owner.seconds;
+    snprintf(r->lanes, sizeof(r->lanes), "%s",
+             g_sh->g[0].rma_lanes[0] ? g_sh->g[0].rma_lanes : "?");
     if (n > 0) {
         qsort(g_sh->lat_us, n, sizeof(float), cmp_float);
         r->mean = sum / (double)n;
@@ -872,11 +911,12 @@ int main(int argc, char **argv)
         } else {
             printf("size=%zu getters=%d tls=%s err_handling=%s packets=%llu: "
                    "%s %llu bytes in %.3f s = %.3f GB/s aggregate, %.3f GB/s per getter; "
-                   "get latency mean %.1f us p50 %.1f us p99 %.1f us\n",
+                   "get latency mean %.1f us p50 %.1f us p99 %.1f us; "
+                   "RMA lanes (getter 0): %s\n",
                    cc.size, cc.getters, tls_name, cc.err_peer ? "peer" : "none",
                    (unsigned long long)cc.npackets, r.ok ? "OK" : "FAILED",
                    (unsigned long long)r.bytes, r.seconds, r.gbps, r.gbps_per,
-                   r.mean, r.p50, r.p99);
+                   r.mean, r.p50, r.p99, r.lanes);
         }
         fflush(stdout);
     }

@@ -194,10 +194,20 @@ int ux_listen(ux_t *u, ux_connq_t *q, ucp_listener_h *l, uint16_t *port)
     return 0;
 }
 
+static int g_expect_disconnect;
+
+void ux_expect_disconnect(void)
+{
+    g_expect_disconnect = 1;
+}
+
 static void on_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
 {
     (void)arg;
     (void)ep;
+    if (g_expect_disconnect) {
+        return;
+    }
     fprintf(stderr, "[pid %d] endpoint error: %s\n", (int)getpid(),
             ucs_status_string(status));
 }
@@ -257,46 +267,70 @@ int ux_connect(ux_t *u, uint16_t port, int err_peer, ucp_ep_h *ep)
     return 0;
 }
 
-void ux_close_ep(ux_t *u, ucp_ep_h ep, int force, double timeout_s)
+void ux_close_eps(ux_t *u, ucp_ep_h *eps, int n, int force, double timeout_s)
 {
     ucp_request_param_t p;
-    ucs_status_ptr_t req;
+    void **reqs = calloc((size_t)(n > 0 ? n : 1), sizeof(void *));
     double deadline = now_s() + timeout_s;
+    int left = 0;
 
-    if (ep == NULL) {
+    if (reqs == NULL) {
         return;
     }
     memset(&p, 0, sizeof(p));
     p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
     p.flags        = force ? UCP_EP_CLOSE_FLAG_FORCE : 0;
-    req = ucp_ep_close_nbx(ep, &p);
-    if (req == NULL) {
-        return;
-    }
-    if (UCS_PTR_IS_ERR(req)) {
-        ucs_status_t st = UCS_PTR_STATUS(req);
-        /* the peer closing first is the normal end of a run */
-        if (st != UCS_ERR_CONNECTION_RESET && st != UCS_ERR_ENDPOINT_TIMEOUT) {
-            fprintf(stderr, "ucp_ep_close_nbx: %s\n", ucs_status_string(st));
+    for (int i = 0; i < n; i++) {
+        if (eps[i] == NULL) {
+            continue;
         }
-        return;
+        void *r = ucp_ep_close_nbx(eps[i], &p);
+        if (UCS_PTR_IS_ERR(r)) {
+            ucs_status_t st = UCS_PTR_STATUS(r);
+            /* the peer closing first is the normal end of a run */
+            if (st != UCS_ERR_CONNECTION_RESET && st != UCS_ERR_ENDPOINT_TIMEOUT) {
+                fprintf(stderr, "ucp_ep_close_nbx: %s\n", ucs_status_string(st));
+            }
+        } else if (r != NULL) {
+            reqs[i] = r;
+            left++;
+        }
     }
-    while (ucp_request_check_status(req) == UCS_INPROGRESS) {
+    while (left > 0) {
+        for (int i = 0; i < n; i++) {
+            if (reqs[i] == NULL) {
+                continue;
+            }
+            ucs_status_t st = ucp_request_check_status(reqs[i]);
+            if (st == UCS_INPROGRESS) {
+                continue;
+            }
+            if (st != UCS_OK && st != UCS_ERR_CONNECTION_RESET &&
+                st != UCS_ERR_ENDPOINT_TIMEOUT) {
+                fprintf(stderr, "ucp_ep_close_nbx: %s\n", ucs_status_string(st));
+            }
+            ucp_request_free(reqs[i]);
+            reqs[i] = NULL;
+            left--;
+        }
+        if (left == 0) {
+            break;
+        }
         if (now_s() > deadline) {
-            /* The request stays owned by UCX; the worker destroy that
-             * follows releases it. */
-            fprintf(stderr, "ucp_ep_close_nbx: not done after %.1f s\n",
-                    timeout_s);
-            return;
+            /* The requests stay owned by UCX; ucp_worker_destroy, which
+             * follows, releases them. */
+            fprintf(stderr, "ucp_ep_close_nbx: %d endpoint(s) not closed after %.1f s\n",
+                    left, timeout_s);
+            break;
         }
         ux_idle(u, 10);
     }
-    ucs_status_t st = ucp_request_check_status(req);
-    if (st != UCS_OK && st != UCS_ERR_CONNECTION_RESET &&
-        st != UCS_ERR_ENDPOINT_TIMEOUT) {
-        fprintf(stderr, "ucp_ep_close_nbx: %s\n", ucs_status_string(st));
-    }
-    ucp_request_free(req);
+    free(reqs);
+}
+
+void ux_close_ep(ux_t *u, ucp_ep_h ep, int force, double timeout_s)
+{
+    ux_close_eps(u, &ep, 1, force, timeout_s);
 }
 
 char *ux_ep_info(ucp_ep_h ep)

@@ -44,6 +44,12 @@ int  ux_accept(ux_t *u, ucp_conn_request_h cr, int err_peer, ucp_ep_h *ep);
 int  ux_connect(ux_t *u, uint16_t port, int err_peer, ucp_ep_h *ep);
 /* Close an endpoint (flush, or force), bounded by timeout_s. */
 void ux_close_ep(ux_t *u, ucp_ep_h ep, int force, double timeout_s);
+/* Same for n endpoints at once (closes run in parallel). Force needs
+ * UCP_ERR_HANDLING_MODE_PEER on the endpoints (UCX rejects it otherwise). */
+void ux_close_eps(ux_t *u, ucp_ep_h *eps, int n, int force, double timeout_s);
+
+/* From now on, endpoint errors (peer closed) are expected: do not log them. */
+void ux_expect_disconnect(void);
 
 /* Returns malloc'd text printed by ucp_ep_print_info (caller frees). */
 char *ux_ep_info(ucp_ep_h ep);
