@@ -195,6 +195,10 @@ static int owner_main(const cfg_t *c, int *port_wfd)
             if (ux_accept(&u, q.req[accepted], c->err_peer, &ep[accepted]) != 0) {
                 FAIL(res, "owner: accept failed");
             }
+            /* wireup must finish before the (2 KiB) INIT: see ux_flush_ep */
+            if (ux_flush_ep(&u, ep[accepted], deadline - now_s()) != 0) {
+                FAIL(res, "owner: flush of accepted endpoint %d failed", accepted);
+            }
             accepted++;
         }
         if (accepted == R) {
@@ -224,8 +228,9 @@ static int owner_main(const cfg_t *c, int *port_wfd)
     for (int i = 0; i < R; i++) {
         init->idx = (uint32_t)i;
         memset(&rp, 0, sizeof(rp));
-        st = ux_wait(&u, ucp_tag_send_nbx(ep[i], init,
-                                          offsetof(init_msg_t, rkey) + rkey_len,
+        /* Deliberately the full 2 KiB struct (not just the used part):
+         * it keeps the wireup workaround above exercised by every run. */
+        st = ux_wait(&u, ucp_tag_send_nbx(ep[i], init, sizeof(*init),
                                           TAG_INIT, &rp),
                      deadline - now_s(), "owner: send INIT");
         if (st != UCS_OK) {

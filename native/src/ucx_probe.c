@@ -111,6 +111,10 @@ static int owner_main(const char *tls, int port_wfd)
     if (ux_accept(&u, q.req[0], 0, &ep) != 0) {
         goto out;
     }
+    /* let wireup finish before the first send (see ux_flush_ep) */
+    if (ux_flush_ep(&u, ep, deadline - now_s()) != 0) {
+        goto out;
+    }
     msg->addr     = (uint64_t)(uintptr_t)buf;
     msg->len      = PROBE_SIZE;
     msg->rkey_len = (uint32_t)rkey_len;

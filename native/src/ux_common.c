@@ -267,6 +267,14 @@ int ux_connect(ux_t *u, uint16_t port, int err_peer, ucp_ep_h *ep)
     return 0;
 }
 
+int ux_flush_ep(ux_t *u, ucp_ep_h ep, double timeout_s)
+{
+    ucp_request_param_t p;
+    memset(&p, 0, sizeof(p));
+    return ux_wait(u, ucp_ep_flush_nbx(ep, &p), timeout_s, "ucp_ep_flush_nbx") ==
+           UCS_OK ? 0 : -1;
+}
+
 void ux_close_eps(ux_t *u, ucp_ep_h *eps, int n, int force, double timeout_s)
 {
     ucp_request_param_t p;

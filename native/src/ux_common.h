@@ -42,6 +42,11 @@ ucs_status_t ux_wait(ux_t *u, ucs_status_ptr_t req, double timeout_s,
 int  ux_listen(ux_t *u, ux_connq_t *q, ucp_listener_h *l, uint16_t *port);
 int  ux_accept(ux_t *u, ucp_conn_request_h cr, int err_peer, ucp_ep_h *ep);
 int  ux_connect(ux_t *u, uint16_t port, int err_peer, ucp_ep_h *ep);
+/* ucp_ep_flush_nbx, bounded. Call it on an endpoint accepted from a listener
+ * before its first tag send: UCX 1.13 with a posix/sysv AM lane rejects an
+ * early send over ~92 bytes ("Invalid am_short length", UCS_ERR_INVALID_PARAM)
+ * while wireup is still under way; the flush waits for wireup to finish. */
+int  ux_flush_ep(ux_t *u, ucp_ep_h ep, double timeout_s);
 /* Close an endpoint (flush, or force), bounded by timeout_s. */
 void ux_close_ep(ux_t *u, ucp_ep_h ep, int force, double timeout_s);
 /* Same for n endpoints at once (closes run in parallel). Force needs
