@@ -93,10 +93,21 @@ public final class UcxWorker implements Closeable {
    */
   public UcxWorker(UcxContext context, String name)
       throws UcxUnavailableException {
+    this(context, name, newUcpWorker(context, name));
+  }
+
+  /** Wraps an existing UCX worker; tests inject faults through this. */
+  UcxWorker(UcxContext context, String name, UcpWorker worker) {
     this.context = context;
     this.name = name;
+    this.worker = worker;
+    context.retain();
+  }
+
+  private static UcpWorker newUcpWorker(UcxContext context, String name)
+      throws UcxUnavailableException {
     try {
-      this.worker = context.ucp().newWorker(new UcpWorkerParams()
+      return context.ucp().newWorker(new UcpWorkerParams()
           .requestWakeupRMA()
           .requestWakeupTagSend()
           .requestWakeupTagRecv()
@@ -106,7 +117,6 @@ public final class UcxWorker implements Closeable {
       throw new UcxUnavailableException("cannot create UCX worker " + name
           + ": " + e.getMessage(), e);
     }
-    context.retain();
   }
 
   /** Starts the progress thread. */
