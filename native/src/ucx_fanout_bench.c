@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,7 +123,7 @@ static void *post_done_recv(ux_t *u, dslot_t *d)
                             (ucp_tag_t)-1, &rp);
 }
 
-static int owner_main(const cfg_t *c, int *port_wfd)
+static int owner_main(const cfg_t *c, int *port_wfd, int closed_rfd)
 {
     owner_res_t *res = &g_sh->owner;
     const int R = c->getters, N = c->nbuf;
@@ -375,6 +376,22 @@ out:
         /* All traffic is acknowledged here. With peer error handling a
          * force close avoids flushing towards getters that already left;
          * without it UCX accepts only a flush close (all in parallel). */
+        if (res->ok && !c->err_peer) {
+            /* Without peer error handling only a flush close is allowed, and
+             * flushing towards a getter that already left logs UCX errors.
+             * So getters close first (we keep progressing to serve their
+             * disconnect) and tell us over a pipe; then we close. */
+            int closed = 0;
+            double until = now_s() + 3.0;
+            while (closed < R && now_s() < until) {
+                char b;
+                struct pollfd pfd = {closed_rfd, POLLIN, 0};
+                ux_idle(&u, 5);
+                if (poll(&pfd, 1, 0) == 1 && read(closed_rfd, &b, 1) == 1) {
+                    closed++;
+                }
+            }
+        }
         ux_close_eps(&u, ep, R, c->err_peer, 3.0);
         if (l != NULL) {
             ucp_listener_destroy(l);
@@ -444,7 +461,7 @@ static void on_get_done(void *request, ucs_status_t status, void *user_data)
     ((gslot_t *)user_data)->t1 = now_s();
 }
 
-static int getter_main(const cfg_t *c, int idx, int port_rfd)
+static int getter_main(const cfg_t *c, int idx, int port_rfd, int closed_wfd)
 {
     getter_res_t *res = &g_sh->g[idx];
     float *lat = g_sh->lat_us + (size_t)idx * c->npackets;
@@ -643,6 +660,9 @@ out:
             ucp_rkey_destroy(rkey);
         }
         ux_close_ep(&u, ep, c->err_peer, 3.0);
+        if (res->ok) {
+            (void)write_full(closed_wfd, "c", 1);
+        }
         if (memh != NULL && (st = ucp_mem_unmap(u.ctx, memh)) != UCS_OK) {
             fprintf(stderr, "getter: ucp_mem_unmap: %s\n", ucs_status_string(st));
         }
@@ -674,13 +694,17 @@ static int run_one(const cfg_t *c, result_t *r)
     const int R = c->getters;
     size_t shsz = sizeof(shared_t) + sizeof(float) * (size_t)R * c->npackets;
     pid_t pids[MAX_GETTERS + 1];
-    int np = 0, pp[MAX_GETTERS][2];
+    int np = 0, pp[MAX_GETTERS][2], cp[2];
     int failed = 0;
 
     memset(r, 0, sizeof(*r));
     g_sh = mmap(NULL, shsz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (g_sh == MAP_FAILED) {
         perror("mmap");
+        return -1;
+    }
+    if (pipe(cp) != 0) {
+        perror("pipe");
         return -1;
     }
     for (int i = 0; i < R; i++) {
@@ -698,7 +722,8 @@ static int run_one(const cfg_t *c, result_t *r)
             close(pp[i][0]);
             wfd[i] = pp[i][1];
         }
-        _exit(owner_main(c, wfd));
+        close(cp[1]);
+        _exit(owner_main(c, wfd, cp[0]));
     }
     if (pid < 0) {
         perror("fork");
@@ -715,7 +740,8 @@ static int run_one(const cfg_t *c, result_t *r)
                     close(pp[k][0]);
                 }
             }
-            _exit(getter_main(c, i, pp[i][0]));
+            close(cp[0]);
+            _exit(getter_main(c, i, pp[i][0], cp[1]));
         }
         if (pid < 0) {
             perror("fork");
@@ -728,6 +754,8 @@ static int run_one(const cfg_t *c, result_t *r)
         close(pp[i][0]);
         close(pp[i][1]);
     }
+    close(cp[0]);
+    close(cp[1]);
     /* Reap everyone; SIGKILL all if the run goes over the time limit. */
     double deadline = now_s() + c->timeout + 10.0;
     int left = np, killed = 0;
