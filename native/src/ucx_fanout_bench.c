@@ -123,7 +123,7 @@ static void *post_done_recv(ux_t *u, dslot_t *d)
                             (ucp_tag_t)-1, &rp);
 }
 
-static int owner_main(const cfg_t *c, int *port_wfd, int closed_rfd)
+static int owner_main(const cfg_t *c, int *port_wfd, int go_wfd, int closed_rfd)
 {
     owner_res_t *res = &g_sh->owner;
     const int R = c->getters, N = c->nbuf;
@@ -343,20 +343,50 @@ static int owner_main(const cfg_t *c, int *port_wfd, int closed_rfd)
     }
     res->seconds = now_s() - t0;
 
-    /* BYE: getters close after this; their disconnects are expected. */
+    /* Teardown. Every DONE is in. A synchronous BYE tells each getter that
+     * nothing more will come; once all are matched, the go byte on the
+     * control pipe lets getters close their endpoints while we close ours at
+     * the same time, and we keep progressing until they report over the pipe
+     * (then the process exits). Found by trial on UCX 1.13 without peer
+     * error handling: if one side closes (flush) after the other side has
+     * already closed, its flush logs "error during flush: Endpoint timeout";
+     * closing both sides concurrently is quiet. */
     ux_expect_disconnect();
     {
+        /* synchronous: completes when the getter matched it */
         static uint64_t bye = 0;
+        void *breq[MAX_GETTERS];
         for (int i = 0; i < R; i++) {
             memset(&rp, 0, sizeof(rp));
-            /* synchronous send: completes once the getter matched it, so the
-             * force close below cannot drop it */
-            st = ux_wait(&u, ucp_tag_send_sync_nbx(ep[i], &bye, sizeof(bye),
-                                                   TAG_BYE, &rp),
-                         5.0, "owner: send BYE");
+            breq[i] = ucp_tag_send_sync_nbx(ep[i], &bye, sizeof(bye), TAG_BYE, &rp);
+        }
+        for (int i = 0; i < R; i++) {
+            st = ux_wait(&u, breq[i], 5.0, "owner: send BYE");
             if (st != UCS_OK) {
                 FAIL(res, "owner: send BYE to %d: %s", i, ucs_status_string(st));
             }
+        }
+    }
+    for (int i = 0; i < R; i++) {
+        if (write_full(go_wfd, "g", 1) != 0) {
+            FAIL(res, "owner: cannot signal getters: %s", strerror(errno));
+        }
+    }
+    ux_close_eps(&u, ep, R, c->err_peer, 3.0);
+    memset(ep, 0, sizeof(ep));
+    {
+        int closed = 0;
+        double until = now_s() + 5.0;
+        while (closed < R && now_s() < until) {
+            char b;
+            struct pollfd pfd = {closed_rfd, POLLIN, 0};
+            ux_idle(&u, 5);
+            if (poll(&pfd, 1, 0) == 1 && read(closed_rfd, &b, 1) == 1) {
+                closed++;
+            }
+        }
+        if (closed < R) {
+            fprintf(stderr, "owner: only %d of %d getters closed in time\n", closed, R);
         }
     }
     res->ok = 1;
@@ -373,25 +403,8 @@ out:
                 ucp_request_free(dslot[i].req);
             }
         }
-        /* All traffic is acknowledged here. With peer error handling a
-         * force close avoids flushing towards getters that already left;
-         * without it UCX accepts only a flush close (all in parallel). */
-        if (res->ok && !c->err_peer) {
-            /* Without peer error handling only a flush close is allowed, and
-             * flushing towards a getter that already left logs UCX errors.
-             * So getters close first (we keep progressing to serve their
-             * disconnect) and tell us over a pipe; then we close. */
-            int closed = 0;
-            double until = now_s() + 3.0;
-            while (closed < R && now_s() < until) {
-                char b;
-                struct pollfd pfd = {closed_rfd, POLLIN, 0};
-                ux_idle(&u, 5);
-                if (poll(&pfd, 1, 0) == 1 && read(closed_rfd, &b, 1) == 1) {
-                    closed++;
-                }
-            }
-        }
+        /* Only after a failure are endpoints still open here. Force close
+         * (allowed with peer error handling only) or a bounded flush. */
         ux_close_eps(&u, ep, R, c->err_peer, 3.0);
         if (l != NULL) {
             ucp_listener_destroy(l);
@@ -461,7 +474,8 @@ static void on_get_done(void *request, ucs_status_t status, void *user_data)
     ((gslot_t *)user_data)->t1 = now_s();
 }
 
-static int getter_main(const cfg_t *c, int idx, int port_rfd, int closed_wfd)
+static int getter_main(const cfg_t *c, int idx, int port_rfd, int go_rfd,
+                       int closed_wfd)
 {
     getter_res_t *res = &g_sh->g[idx];
     float *lat = g_sh->lat_us + (size_t)idx * c->npackets;
@@ -624,7 +638,7 @@ static int getter_main(const cfg_t *c, int idx, int port_rfd, int closed_wfd)
         }
     }
     rma_lanes(ep, res->rma_lanes, sizeof(res->rma_lanes));
-    /* Flush outstanding DONE sends, then wait for BYE. */
+    /* Flush outstanding DONE sends, then wait for the owner to finish. */
     for (int i = 0; i < W; i++) {
         if (sl[i].req != NULL) {
             st = ux_wait(&u, sl[i].req, deadline - now_s(), "getter: final DONE");
@@ -634,8 +648,6 @@ static int getter_main(const cfg_t *c, int idx, int port_rfd, int closed_wfd)
             }
         }
     }
-    /* Only BYE is left; the owner's close may race with our seeing it. */
-    ux_expect_disconnect();
     {
         uint64_t bye = 0;
         memset(&rp, 0, sizeof(rp));
@@ -644,6 +656,26 @@ static int getter_main(const cfg_t *c, int idx, int port_rfd, int closed_wfd)
                      deadline - now_s(), "getter: recv BYE");
         if (st != UCS_OK) {
             FAIL(res, "getter %d: no BYE: %s", idx, ucs_status_string(st));
+        }
+    }
+    /* After BYE the owner may close at any moment: expected. */
+    ux_expect_disconnect();
+    /* Wait for the owner's go (every getter has its BYE), progressing. */
+    {
+        int go = 0;
+        while (!go) {
+            char b;
+            struct pollfd pfd = {go_rfd, POLLIN, 0};
+            if (now_s() > deadline) {
+                FAIL(res, "getter %d: owner never finished", idx);
+            }
+            ux_idle(&u, 5);
+            if (poll(&pfd, 1, 0) == 1) {
+                if (read(go_rfd, &b, 1) != 1) {
+                    FAIL(res, "getter %d: owner went away", idx);
+                }
+                go = 1;
+            }
         }
     }
     res->ok = 1;
@@ -659,7 +691,8 @@ out:
         if (rkey != NULL) {
             ucp_rkey_destroy(rkey);
         }
-        ux_close_ep(&u, ep, c->err_peer, 3.0);
+        /* flush close, concurrent with the owner's (see owner teardown) */
+        ux_close_ep(&u, ep, res->ok ? 0 : c->err_peer, 3.0);
         if (res->ok) {
             (void)write_full(closed_wfd, "c", 1);
         }
@@ -694,7 +727,7 @@ static int run_one(const cfg_t *c, result_t *r)
     const int R = c->getters;
     size_t shsz = sizeof(shared_t) + sizeof(float) * (size_t)R * c->npackets;
     pid_t pids[MAX_GETTERS + 1];
-    int np = 0, pp[MAX_GETTERS][2], cp[2];
+    int np = 0, pp[MAX_GETTERS][2], cp[2], gp[2];
     int failed = 0;
 
     memset(r, 0, sizeof(*r));
@@ -703,7 +736,7 @@ static int run_one(const cfg_t *c, result_t *r)
         perror("mmap");
         return -1;
     }
-    if (pipe(cp) != 0) {
+    if (pipe(cp) != 0 || pipe(gp) != 0) {
         perror("pipe");
         return -1;
     }
@@ -717,13 +750,15 @@ static int run_one(const cfg_t *c, result_t *r)
     fflush(stderr);
     pid_t pid = fork();
     if (pid == 0) {
+        child_stdout_to_stderr();
         int wfd[MAX_GETTERS];
         for (int i = 0; i < R; i++) {
             close(pp[i][0]);
             wfd[i] = pp[i][1];
         }
         close(cp[1]);
-        _exit(owner_main(c, wfd, cp[0]));
+        close(gp[0]);
+        _exit(owner_main(c, wfd, gp[1], cp[0]));
     }
     if (pid < 0) {
         perror("fork");
@@ -734,6 +769,7 @@ static int run_one(const cfg_t *c, result_t *r)
     for (int i = 0; i < R && !failed; i++) {
         pid = fork();
         if (pid == 0) {
+            child_stdout_to_stderr();
             for (int k = 0; k < R; k++) {
                 close(pp[k][1]);
                 if (k != i) {
@@ -741,7 +777,8 @@ static int run_one(const cfg_t *c, result_t *r)
                 }
             }
             close(cp[0]);
-            _exit(getter_main(c, i, pp[i][0], cp[1]));
+            close(gp[1]);
+            _exit(getter_main(c, i, pp[i][0], gp[0], cp[1]));
         }
         if (pid < 0) {
             perror("fork");
@@ -756,6 +793,8 @@ static int run_one(const cfg_t *c, result_t *r)
     }
     close(cp[0]);
     close(cp[1]);
+    close(gp[0]);
+    close(gp[1]);
     /* Reap everyone; SIGKILL all if the run goes over the time limit. */
     double deadline = now_s() + c->timeout + 10.0;
     int left = np, killed = 0;

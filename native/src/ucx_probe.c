@@ -313,6 +313,7 @@ static void run_check(const char *tls, probe_res_t *res)
     fflush(stderr);
     owner = fork();
     if (owner == 0) {
+        child_stdout_to_stderr();
         close(port_pipe[0]);
         close(res_pipe[0]);
         close(res_pipe[1]);
@@ -320,6 +321,7 @@ static void run_check(const char *tls, probe_res_t *res)
     }
     getter = fork();
     if (getter == 0) {
+        child_stdout_to_stderr();
         close(port_pipe[1]);
         close(res_pipe[0]);
         _exit(getter_main(tls, port_pipe[0], res_pipe[1]));

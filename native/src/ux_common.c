@@ -275,6 +275,14 @@ int ux_flush_ep(ux_t *u, ucp_ep_h ep, double timeout_s)
            UCS_OK ? 0 : -1;
 }
 
+/* Close outcomes that only mean the peer closed or left first: the normal
+ * end of a connection, not worth a message. */
+static int peer_gone(ucs_status_t st)
+{
+    return st == UCS_ERR_CONNECTION_RESET || st == UCS_ERR_ENDPOINT_TIMEOUT ||
+           st == UCS_ERR_NOT_CONNECTED;
+}
+
 void ux_close_eps(ux_t *u, ucp_ep_h *eps, int n, int force, double timeout_s)
 {
     ucp_request_param_t p;
@@ -296,7 +304,7 @@ void ux_close_eps(ux_t *u, ucp_ep_h *eps, int n, int force, double timeout_s)
         if (UCS_PTR_IS_ERR(r)) {
             ucs_status_t st = UCS_PTR_STATUS(r);
             /* the peer closing first is the normal end of a run */
-            if (st != UCS_ERR_CONNECTION_RESET && st != UCS_ERR_ENDPOINT_TIMEOUT) {
+            if (!peer_gone(st)) {
                 fprintf(stderr, "ucp_ep_close_nbx: %s\n", ucs_status_string(st));
             }
         } else if (r != NULL) {
@@ -313,8 +321,7 @@ void ux_close_eps(ux_t *u, ucp_ep_h *eps, int n, int force, double timeout_s)
             if (st == UCS_INPROGRESS) {
                 continue;
             }
-            if (st != UCS_OK && st != UCS_ERR_CONNECTION_RESET &&
-                st != UCS_ERR_ENDPOINT_TIMEOUT) {
+            if (st != UCS_OK && !peer_gone(st)) {
                 fprintf(stderr, "ucp_ep_close_nbx: %s\n", ucs_status_string(st));
             }
             ucp_request_free(reqs[i]);
@@ -352,6 +359,14 @@ char *ux_ep_info(ucp_ep_h ep)
     ucp_ep_print_info(ep, f);
     fclose(f);
     return buf;
+}
+
+void child_stdout_to_stderr(void)
+{
+    fflush(stdout);
+    if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+        perror("dup2");
+    }
 }
 
 int write_full(int fd, const void *buf, size_t n)

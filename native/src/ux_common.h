@@ -59,6 +59,10 @@ void ux_expect_disconnect(void);
 /* Returns malloc'd text printed by ucp_ep_print_info (caller frees). */
 char *ux_ep_info(ucp_ep_h ep);
 
+/* In a forked child: UCX logs to stdout by default; keep the parent's
+ * stdout (human/CSV/JSON report) clean by sending the child's to stderr. */
+void child_stdout_to_stderr(void);
+
 int write_full(int fd, const void *buf, size_t n);
 /* 0 on success, -1 on error/EOF/timeout. */
 int read_full_timeout(int fd, void *buf, size_t n, int timeout_ms);
