@@ -13,6 +13,7 @@
 #include "ux_common.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,8 +48,27 @@ static uint8_t pattern(size_t i)
     return (uint8_t)((i * 7u + 13u) ^ (i >> 8));
 }
 
+/* Pipe barrier between owner and getter, progressing UCX while waiting
+ * (bounded). Used before and after closing: on UCX 1.13 a flush close that
+ * starts after the peer has already closed (or exited) logs "error during
+ * flush: Endpoint timeout"; closing both sides together is quiet. */
+static void close_barrier(ux_t *u, int wfd, int rfd)
+{
+    double until = now_s() + 2.0;
+    char b;
+    (void)write_full(wfd, "c", 1);
+    while (now_s() < until) {
+        struct pollfd pfd = {rfd, POLLIN, 0};
+        ux_idle(u, 5);
+        if (poll(&pfd, 1, 0) == 1) {
+            (void)read(rfd, &b, 1);
+            return;
+        }
+    }
+}
+
 /* ---------- owner (exposes memory) ---------- */
-static int owner_main(const char *tls, int port_wfd)
+static int owner_main(const char *tls, int port_wfd, int back_rfd)
 {
     ux_t u;
     ux_connq_t q = {.n = 0};
@@ -136,7 +156,13 @@ static int owner_main(const char *tls, int port_wfd)
     rc = (st == UCS_OK) ? 0 : 1;
 out:
     if (ep != NULL) {
+        if (rc == 0) {
+            close_barrier(&u, port_wfd, back_rfd);
+        }
         ux_close_ep(&u, ep, 0, 2.0);
+        if (rc == 0) {
+            close_barrier(&u, port_wfd, back_rfd);
+        }
     }
     if (l != NULL) {
         ucp_listener_destroy(l);
@@ -182,7 +208,7 @@ static void extract_lanes(const char *info, char *out, size_t outsz)
 }
 
 /* ---------- getter ---------- */
-static int getter_main(const char *tls, int port_rfd, int res_wfd)
+static int getter_main(const char *tls, int port_rfd, int res_wfd, int back_wfd)
 {
     probe_res_t *res = calloc(1, sizeof(*res));
     desc_msg_t *msg = calloc(1, sizeof(*msg));
@@ -266,7 +292,14 @@ out:
         ucp_rkey_destroy(rkey);
     }
     if (ep != NULL) {
+        int sync = res->ok;
+        if (sync) {
+            close_barrier(&u, back_wfd, port_rfd);
+        }
         ux_close_ep(&u, ep, 0, 2.0);
+        if (sync) {
+            close_barrier(&u, back_wfd, port_rfd);
+        }
     }
     if (have_u) {
         ux_fini(&u);
@@ -301,11 +334,11 @@ static int reap(pid_t pid, double deadline)
 
 static void run_check(const char *tls, probe_res_t *res)
 {
-    int port_pipe[2], res_pipe[2];
+    int port_pipe[2], res_pipe[2], back_pipe[2];
     pid_t owner, getter;
 
     memset(res, 0, sizeof(*res));
-    if (pipe(port_pipe) != 0 || pipe(res_pipe) != 0) {
+    if (pipe(port_pipe) != 0 || pipe(res_pipe) != 0 || pipe(back_pipe) != 0) {
         snprintf(res->err, sizeof(res->err), "pipe: %s", strerror(errno));
         return;
     }
@@ -317,17 +350,21 @@ static void run_check(const char *tls, probe_res_t *res)
         close(port_pipe[0]);
         close(res_pipe[0]);
         close(res_pipe[1]);
-        _exit(owner_main(tls, port_pipe[1]));
+        close(back_pipe[1]);
+        _exit(owner_main(tls, port_pipe[1], back_pipe[0]));
     }
     getter = fork();
     if (getter == 0) {
         child_stdout_to_stderr();
         close(port_pipe[1]);
         close(res_pipe[0]);
-        _exit(getter_main(tls, port_pipe[0], res_pipe[1]));
+        close(back_pipe[0]);
+        _exit(getter_main(tls, port_pipe[0], res_pipe[1], back_pipe[1]));
     }
     close(port_pipe[0]);
     close(port_pipe[1]);
+    close(back_pipe[0]);
+    close(back_pipe[1]);
     close(res_pipe[1]);
     double deadline = now_s() + g_timeout + 2.0;
     if (owner < 0 || getter < 0) {
