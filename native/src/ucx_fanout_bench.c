@@ -758,6 +758,7 @@ static int run_one(const cfg_t *c, result_t *r)
         }
         close(cp[1]);
         close(gp[0]);
+        ux_set_role("owner");
         _exit(owner_main(c, wfd, gp[1], cp[0]));
     }
     if (pid < 0) {
@@ -778,6 +779,7 @@ static int run_one(const cfg_t *c, result_t *r)
             }
             close(cp[0]);
             close(gp[1]);
+            ux_set_role("getter");
             _exit(getter_main(c, i, pp[i][0], gp[0], cp[1]));
         }
         if (pid < 0) {

@@ -195,6 +195,12 @@ int ux_listen(ux_t *u, ux_connq_t *q, ucp_listener_h *l, uint16_t *port)
 }
 
 static int g_expect_disconnect;
+static const char *g_role = "";
+
+void ux_set_role(const char *role)
+{
+    g_role = role;
+}
 
 void ux_expect_disconnect(void)
 {
@@ -208,8 +214,8 @@ static void on_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
     if (g_expect_disconnect) {
         return;
     }
-    fprintf(stderr, "[pid %d] endpoint error: %s\n", (int)getpid(),
-            ucs_status_string(status));
+    fprintf(stderr, "[pid %d%s%s] endpoint error: %s\n", (int)getpid(),
+            g_role[0] ? " " : "", g_role, ucs_status_string(status));
 }
 
 static void fill_err(ucp_ep_params_t *ep, int err_peer)

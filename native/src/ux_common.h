@@ -53,6 +53,9 @@ void ux_close_ep(ux_t *u, ucp_ep_h ep, int force, double timeout_s);
  * UCP_ERR_HANDLING_MODE_PEER on the endpoints (UCX rejects it otherwise). */
 void ux_close_eps(ux_t *u, ucp_ep_h *eps, int n, int force, double timeout_s);
 
+/* Label (e.g. "owner", "getter") for this process's endpoint error messages. */
+void ux_set_role(const char *role);
+
 /* From now on, endpoint errors (peer closed) are expected: do not log them. */
 void ux_expect_disconnect(void);
 
