@@ -1,5 +1,6 @@
-# Checks that LIB exports exactly the three JNI entry points of
-# org.hdfsrdma.ucx.NativeIntrospection and does not depend on libjvm.
+# Checks that LIB exports exactly the JNI entry points of
+# org.hdfsrdma.ucx.NativeIntrospection and depends on neither libjvm nor UCX
+# (it must load before libucs, whose constructor installs signal handlers).
 # Usage: cmake -DLIB=path/to/libhdfsrdma_ucxinfo.so -P check_jni_symbols.cmake
 find_program(NM nm REQUIRED)
 find_program(READELF readelf REQUIRED)
@@ -16,6 +17,8 @@ foreach(s ${syms})
 endforeach()
 set(want
   Java_org_hdfsrdma_ucx_NativeIntrospection_endpointInfo
+  Java_org_hdfsrdma_ucx_NativeIntrospection_isUcxLoaded
+  Java_org_hdfsrdma_ucx_NativeIntrospection_setenvIfUnset
   Java_org_hdfsrdma_ucx_NativeIntrospection_ucxVersion
   Java_org_hdfsrdma_ucx_NativeIntrospection_workerInfo)
 if(NOT "${syms}" STREQUAL "${want}")
@@ -32,4 +35,7 @@ execute_process(COMMAND ${READELF} -d ${LIB} OUTPUT_VARIABLE dyn)
 if(dyn MATCHES "libjvm")
   message(FATAL_ERROR "${LIB} links libjvm")
 endif()
-message("OK: exactly the 3 NativeIntrospection symbols, no libjvm")
+if(dyn MATCHES "libuc[pst]")
+  message(FATAL_ERROR "${LIB} links UCX; it must load before UCX does")
+endif()
+message("OK: exactly the NativeIntrospection symbols, no libjvm, no UCX")

@@ -1,7 +1,8 @@
 /*
- * Calls the three JNI entry points of libhdfsrdma_ucxinfo.so without a JVM:
- * a minimal JNIEnv whose NewStringUTF/FindClass/ThrowNew are stubs, a real
- * UCP worker and a real endpoint (to the worker's own address).
+ * Calls the JNI entry points of libhdfsrdma_ucxinfo.so without a JVM: a
+ * minimal JNIEnv whose string and exception functions are stubs (a jstring
+ * is a plain C string here), a real UCP worker and a real endpoint (to the
+ * worker's own address).
  * Usage: jni_smoke path/to/libhdfsrdma_ucxinfo.so
  */
 #define _GNU_SOURCE
@@ -25,6 +26,24 @@ static jclass stub_find_class(JNIEnv *env, const char *name)
     return (jclass)name;
 }
 
+static const char *stub_get_string_utf_chars(JNIEnv *env, jstring s,
+                                             jboolean *is_copy)
+{
+    (void)env;
+    if (is_copy != NULL) {
+        *is_copy = JNI_FALSE;
+    }
+    return (const char *)s;
+}
+
+static void stub_release_string_utf_chars(JNIEnv *env, jstring s,
+                                          const char *chars)
+{
+    (void)env;
+    (void)s;
+    (void)chars;
+}
+
 static jint stub_throw_new(JNIEnv *env, jclass cls, const char *msg)
 {
     (void)env;
@@ -34,6 +53,8 @@ static jint stub_throw_new(JNIEnv *env, jclass cls, const char *msg)
 
 typedef jstring (*ver_fn)(JNIEnv *, jclass);
 typedef jstring (*info_fn)(JNIEnv *, jclass, jlong);
+typedef jboolean (*setenv_fn)(JNIEnv *, jclass, jstring, jstring);
+typedef jboolean (*loaded_fn)(JNIEnv *, jclass);
 
 int main(int argc, char **argv)
 {
@@ -58,7 +79,10 @@ int main(int argc, char **argv)
     ver_fn version = (ver_fn)dlsym(lib, "Java_org_hdfsrdma_ucx_NativeIntrospection_ucxVersion");
     info_fn ep_info = (info_fn)dlsym(lib, "Java_org_hdfsrdma_ucx_NativeIntrospection_endpointInfo");
     info_fn wk_info = (info_fn)dlsym(lib, "Java_org_hdfsrdma_ucx_NativeIntrospection_workerInfo");
-    if (version == NULL || ep_info == NULL || wk_info == NULL) {
+    setenv_fn set_env = (setenv_fn)dlsym(lib, "Java_org_hdfsrdma_ucx_NativeIntrospection_setenvIfUnset");
+    loaded_fn loaded = (loaded_fn)dlsym(lib, "Java_org_hdfsrdma_ucx_NativeIntrospection_isUcxLoaded");
+    if (version == NULL || ep_info == NULL || wk_info == NULL ||
+        set_env == NULL || loaded == NULL) {
         fprintf(stderr, "missing JNI symbol\n");
         return 1;
     }
@@ -66,7 +90,23 @@ int main(int argc, char **argv)
     fns.NewStringUTF = stub_new_string_utf;
     fns.FindClass    = stub_find_class;
     fns.ThrowNew     = stub_throw_new;
+    fns.GetStringUTFChars     = stub_get_string_utf_chars;
+    fns.ReleaseStringUTFChars = stub_release_string_utf_chars;
     env = &fns;
+
+    unsetenv("HDFSRDMA_SMOKE");
+    if (!set_env(&env, NULL, (jstring)"HDFSRDMA_SMOKE", (jstring)"first") ||
+        set_env(&env, NULL, (jstring)"HDFSRDMA_SMOKE", (jstring)"second") ||
+        strcmp(getenv("HDFSRDMA_SMOKE"), "first") != 0) {
+        fprintf(stderr, "setenvIfUnset must set once and never override\n");
+        return 1;
+    }
+    printf("setenvIfUnset sets once, never overrides\n");
+    /* This program links UCX, so the library must see it loaded. */
+    if (!loaded(&env, NULL)) {
+        fprintf(stderr, "isUcxLoaded() is false in a process linking UCX\n");
+        return 1;
+    }
 
     char *v = (char *)version(&env, NULL);
     printf("ucxVersion() = %s\n", v);

@@ -10,13 +10,23 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * UCX's own account of an endpoint or worker (which transports and devices
- * it uses), through a small JNI helper built in native/ and packed in this
- * jar. JUCX does not expose ucp_ep_print_info, and which transport carried
- * the bytes is what an operator needs to know.
+ * A small JNI helper built in native/ and packed in this jar, with two jobs
+ * JUCX does not do:
  *
- * <p>Optional: when the helper cannot be loaded the answers say so and
- * nothing else is affected.
+ * <ul>
+ * <li>Prepare the environment before UCX loads. libucs installs SIGSEGV,
+ * SIGBUS... handlers in its load-time constructor; in a JVM they take the
+ * faults the JIT uses for implicit null checks and kill the process (seen
+ * here: a crash in String.equals while JUCX was still unpacking its own
+ * library). UCX_HANDLE_ERRORS=none before libucs loads prevents it. The
+ * helper does not link UCX, so loading it loads no UCX. It also lets a
+ * restarted listener take its port at once (UCX_*_CM_REUSEADDR).</li>
+ * <li>Describe an endpoint or a worker (ucp_ep_print_info): which transports
+ * really carry the bytes.</li>
+ * </ul>
+ *
+ * <p>Optional: when the helper cannot be loaded the answers say so, and the
+ * operator must set UCX_HANDLE_ERRORS=none in the JVM's environment.
  */
 public final class NativeIntrospection {
 
@@ -31,9 +41,6 @@ public final class NativeIntrospection {
   }
 
   private static String load() {
-    if (!UcxLibrary.isAvailable()) {
-      return "UCX unavailable: " + UcxLibrary.unavailableReason();
-    }
     try (InputStream in = NativeIntrospection.class
         .getResourceAsStream(RESOURCE)) {
       if (in == null) {
@@ -45,7 +52,6 @@ public final class NativeIntrospection {
       System.load(file.getAbsolutePath());
       return null;
     } catch (IOException | UnsatisfiedLinkError | SecurityException e) {
-      LOG.info("UCX introspection helper not loaded: {}", e.toString());
       return e.toString();
     }
   }
@@ -60,26 +66,82 @@ public final class NativeIntrospection {
     return LOAD_ERROR;
   }
 
+  /**
+   * Sets the UCX environment defaults this library needs, unless the
+   * operator set them, before UCX is loaded. Called once, by
+   * {@link UcxLibrary}, before JUCX loads UCX.
+   */
+  static void prepareEnvironment() {
+    String unset = unsetDefaults();
+    if (unset.isEmpty()) {
+      return;
+    }
+    if (!isAvailable()) {
+      LOG.warn("UCX helper not loaded ({}); set {} in the environment of"
+          + " JVMs that use UCX, or UCX's signal handlers may crash the JVM",
+          LOAD_ERROR, unset);
+    } else if (isUcxLoaded()) {
+      LOG.warn("UCX was loaded before hdfs-rdma could set {}; set it in the"
+          + " JVM's environment", unset);
+    } else {
+      for (String[] d : ENVIRONMENT_DEFAULTS) {
+        setenvIfUnset(d[0], d[1]);
+      }
+    }
+  }
+
+  /**
+   * UCX settings this library relies on, with the reason. Operators may set
+   * them otherwise; the library never overrides the environment.
+   */
+  private static final String[][] ENVIRONMENT_DEFAULTS = {
+    // libucs's SIGSEGV/SIGBUS handlers take the JVM's own faults.
+    {"UCX_HANDLE_ERRORS", "none"},
+    // A restarted DataNode listens on its port again at once, not after
+    // the dead process's connections time out.
+    {"UCX_TCP_CM_REUSEADDR", "y"},
+    {"UCX_RDMA_CM_REUSEADDR", "y"},
+  };
+
+  private static String unsetDefaults() {
+    StringBuilder sb = new StringBuilder();
+    for (String[] d : ENVIRONMENT_DEFAULTS) {
+      if (System.getenv(d[0]) == null) {
+        sb.append(sb.length() == 0 ? "" : " ").append(d[0]).append('=')
+            .append(d[1]);
+      }
+    }
+    return sb.toString();
+  }
+
   /** The version of the UCX library actually loaded, or a reason. */
   public static String loadedUcxVersion() {
-    return isAvailable() ? ucxVersion() : "unknown (" + LOAD_ERROR + ")";
+    if (!isAvailable()) {
+      return "unknown (" + LOAD_ERROR + ")";
+    }
+    String version = ucxVersion();
+    return version == null ? "unknown (UCX not loaded)" : version;
   }
 
   /** ucp_ep_print_info text; progress thread of the endpoint's worker. */
   static String endpointInfo(Long endpointHandle) {
-    if (!isAvailable()) {
+    if (!isAvailable() || endpointHandle == null) {
       return null;
     }
-    return endpointHandle == null ? null : endpointInfo(endpointHandle.longValue());
+    return endpointInfo(endpointHandle.longValue());
   }
 
   /** ucp_worker_print_info text; progress thread of that worker. */
   static String workerInfo(Long workerHandle) {
     if (!isAvailable() || workerHandle == null) {
-      return "unavailable: " + LOAD_ERROR;
+      return null;
     }
     return workerInfo(workerHandle.longValue());
   }
+
+  private static native boolean setenvIfUnset(String name, String value);
+
+  private static native boolean isUcxLoaded();
 
   private static native String ucxVersion();
 

@@ -19,6 +19,8 @@ public final class UcxLibrary {
 
   private static String probe() {
     try {
+      // Before any UCX library loads: see NativeIntrospection.
+      NativeIntrospection.prepareEnvironment();
       NativeLibs.load();
       return null;
     } catch (Throwable t) {

@@ -42,11 +42,26 @@ final class PeerProcess implements AutoCloseable {
     return start("expose", port, tls, peerErrorHandling, args);
   }
 
-  /** Starts a getter listening on {@code port} (0: any). */
+  /**
+   * Starts a getter listening on {@code port} (0: any). A restarted peer may
+   * find the port still held by the dead one's sockets for a moment, as a
+   * restarted DataNode would: retry for up to 30 s.
+   */
   static PeerProcess serve(int port, String tls, boolean peerErrorHandling)
       throws IOException, InterruptedException {
-    return start("serve", port, tls, peerErrorHandling,
-        new ArrayList<String>());
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (true) {
+      try {
+        return start("serve", port, tls, peerErrorHandling,
+            new ArrayList<String>());
+      } catch (IOException e) {
+        if (port == 0 || System.nanoTime() > deadline
+            || !String.valueOf(e.getMessage()).contains("already in use")) {
+          throw e;
+        }
+        Thread.sleep(500);
+      }
+    }
   }
 
   private static PeerProcess start(String mode, int port, String tls,
