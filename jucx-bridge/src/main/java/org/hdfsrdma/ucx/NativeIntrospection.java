@@ -101,6 +101,10 @@ public final class NativeIntrospection {
     // the dead process's connections time out.
     {"UCX_TCP_CM_REUSEADDR", "y"},
     {"UCX_RDMA_CM_REUSEADDR", "y"},
+    // Lets endpoints with peer error handling use shared-memory lanes on
+    // one host (4-5x tcp here); peer death is still detected (keepalive,
+    // process checks). See the module README for the measurements.
+    {"UCX_MM_ERROR_HANDLING", "y"},
   };
 
   private static String unsetDefaults() {

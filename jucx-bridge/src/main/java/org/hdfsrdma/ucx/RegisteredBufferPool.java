@@ -28,9 +28,11 @@ import org.slf4j.LoggerFactory;
  * cap: slabs are added on demand up to the cap and acquirers wait, for at
  * most their timeout, when every buffer is in use.
  *
- * <p>Slabs are allocated by UCX itself (not only registered): on one host
- * UCX can then map them through shared memory, so a getter reads them
- * without the owner's CPU.
+ * <p>Slabs are page-aligned JVM direct memory (counted against
+ * -XX:MaxDirectMemorySize) registered with UCX, as RDMA NICs register user
+ * memory. Memory allocated by UCX itself (SysV or POSIX shared segments)
+ * measured no faster here, and puts shared-segment ids in the remote keys,
+ * whose unpacking fails badly in UCX 1.13 once the owner is gone.
  *
  * <p>Thread-safe. {@link #close()} is idempotent and never frees memory a
  * lease still holds: such slabs are released when their last lease is.
@@ -48,12 +50,15 @@ public final class RegisteredBufferPool implements Closeable {
     final long length;
     final byte[] rkey;
     final ByteBuffer view;
+    /** The Java memory under the registration; held so GC cannot free it. */
+    final ByteBuffer backing;
     int leased;
     boolean unmapped;
 
-    Slab(int id, UcpMemory memory) {
+    Slab(int id, UcpMemory memory, ByteBuffer backing) {
       this.id = id;
       this.memory = memory;
+      this.backing = backing;
       this.address = memory.getAddress();
       this.length = memory.getLength();
       ByteBuffer packed = memory.getRemoteKeyBuffer();
@@ -78,6 +83,8 @@ public final class RegisteredBufferPool implements Closeable {
       this.buffer = dup.slice();
     }
   }
+
+  private static final int PAGE = 4096;
 
   private final UcxContext context;
   private final String name;
@@ -124,8 +131,9 @@ public final class RegisteredBufferPool implements Closeable {
       throw new IllegalArgumentException("cap of " + capBytes
           + " bytes is not a positive multiple of the slab size " + slabBytes);
     }
-    if (slabBytes / bufferSize > Integer.MAX_VALUE) {
-      throw new IllegalArgumentException("too many buffers per slab");
+    if (slabBytes > Integer.MAX_VALUE - PAGE) {
+      throw new IllegalArgumentException("slab of " + slabBytes
+          + " bytes exceeds what one direct buffer can hold");
     }
     this.context = context;
     this.name = name;
@@ -196,9 +204,13 @@ public final class RegisteredBufferPool implements Closeable {
 
   private void addSlab() {
     UcpMemory memory;
+    ByteBuffer backing = null;
     try {
+      backing = ByteBuffer.allocateDirect((int) slabBytes + PAGE);
+      long base = UcxUtils.getAddress(backing);
+      long aligned = (base + PAGE - 1) & ~((long) PAGE - 1);
       memory = context.ucp().memoryMap(new UcpMemMapParams()
-          .allocate()
+          .setAddress(aligned)
           .setLength(slabBytes));
     } catch (RuntimeException e) {
       throw new IllegalStateException("UCX could not register a slab of "
@@ -207,7 +219,7 @@ public final class RegisteredBufferPool implements Closeable {
     context.retain();
     Slab slab;
     try {
-      slab = new Slab(slabs.size(), memory);
+      slab = new Slab(slabs.size(), memory, backing);
     } catch (RuntimeException e) {
       memory.deregister();
       context.release();

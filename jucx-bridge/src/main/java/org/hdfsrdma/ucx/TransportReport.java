@@ -152,13 +152,28 @@ public final class TransportReport {
     return raw;
   }
 
-  /** One line for logs: "get via cma, descriptors via tcp". */
+  /** True when some lane is a shared-memory transport (one host). */
+  public boolean usesSharedMemory() {
+    for (String t : transports()) {
+      if (t.equals("cma") || t.equals("posix") || t.equals("sysv")
+          || t.equals("xpmem") || t.equals("knem")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * One line for logs, with UCX's lanes as UCX names them: "RMA lanes cma,
+   * AM lanes sysv". Over tcp UCX 1.13 has no native get; the bytes of a
+   * get then move as UCX's active-message protocol on the lanes it picked.
+   */
   @Override
   public String toString() {
     if (!isKnown()) {
       return "transports unknown";
     }
-    return "get via " + join(rmaTransports()) + ", descriptors via "
+    return "RMA lanes " + join(rmaTransports()) + ", AM lanes "
         + join(amTransports());
   }
 

@@ -12,7 +12,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
@@ -54,6 +53,9 @@ public final class UcxConnection implements Closeable,
   private static final int RKEY_PADDING = 256;
   private static final long CLOSE_WAIT_MS = 10_000;
   private static final long DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
+  /** Whether remote keys are checked against the packed layout we know. */
+  private static final boolean CHECK_KEY_LAYOUT =
+      PackedRemoteKey.layoutKnown(NativeIntrospection.loadedUcxVersion());
 
   /** An unpacked remote key and the region it was announced for. */
   private static final class CachedKey {
@@ -71,16 +73,27 @@ public final class UcxConnection implements Closeable,
     }
   }
 
-  /** An operation UCX has not completed yet. */
+  /**
+   * An operation UCX has not completed yet. Per packet, so it holds what
+   * describes the operation and builds the text only when it fails.
+   */
   private final class Pending extends UcxCallback {
-    final String operation;
+    private final String kind;
+    private final Object subject;
     final long bytes;
     final CompletableFuture<Void> future = new CompletableFuture<Void>();
-    ScheduledFuture<?> deadline;
+    /** System.nanoTime() by which UCX must complete it; 0: no deadline. */
+    long deadlineNanos;
+    long timeoutMs;
 
-    Pending(String operation, long bytes) {
-      this.operation = operation;
+    Pending(String kind, Object subject, long bytes) {
+      this.kind = kind;
+      this.subject = subject;
       this.bytes = bytes;
+    }
+
+    String operation() {
+      return subject == null ? kind : kind + " (" + subject + ")";
     }
 
     @Override
@@ -96,7 +109,7 @@ public final class UcxConnection implements Closeable,
 
     @Override
     public void onError(int status, String message) {
-      fail(new UcxOperationException(peer, operation, status, message));
+      fail(new UcxOperationException(peer, operation(), status, message));
     }
 
     void fail(IOException e) {
@@ -113,8 +126,8 @@ public final class UcxConnection implements Closeable,
       if (!pending.remove(this)) {
         return false;
       }
-      if (deadline != null) {
-        deadline.cancel(false);
+      if (deadlineNanos != 0) {
+        worker.deadlineDone();
       }
       return true;
     }
@@ -174,7 +187,7 @@ public final class UcxConnection implements Closeable,
       UcxConnection c = new UcxConnection(worker, format(address), false);
       c.open(new UcpEndpointParams().setSocketAddress(address)
           .setName("hdfs-rdma to " + format(address)));
-      c.submit("connect", 0, timeoutMs,
+      c.submit("connect", null, 0, timeoutMs,
           op -> c.endpoint.flushNonBlocking(op))
           .whenComplete((ok, error) -> {
             if (error == null) {
@@ -309,7 +322,7 @@ public final class UcxConnection implements Closeable,
       return f;
     }
     final long address = UcxUtils.getAddress(buffer) + offset;
-    return submit("send of a " + length + "-byte descriptor", 0, timeoutMs,
+    return submit("send of a descriptor", length, 0, timeoutMs,
         op -> {
           descriptorsSent.incrementAndGet();
           return endpoint.sendAmNonBlocking(UcxWorker.DESCRIPTOR_AM_ID, 0, 0,
@@ -329,14 +342,14 @@ public final class UcxConnection implements Closeable,
   public CompletableFuture<Void> get(PacketDescriptor descriptor,
       long localAddress, int localCapacity, long timeoutMs) {
     final int length = descriptor.packetLength();
-    String what = "get of " + length + " bytes (" + descriptor + ")";
     if (length > localCapacity) {
       CompletableFuture<Void> f = new CompletableFuture<Void>();
-      f.completeExceptionally(new MalformedDescriptorException(what
-          + " does not fit a local buffer of " + localCapacity + " bytes"));
+      f.completeExceptionally(new MalformedDescriptorException("get of "
+          + length + " bytes (" + descriptor + ") does not fit a local"
+          + " buffer of " + localCapacity + " bytes"));
       return f;
     }
-    return submit(what, length, timeoutMs, op -> {
+    return submit("get", descriptor, length, timeoutMs, op -> {
       UcpRemoteKey key = remoteKeyFor(descriptor);
       return endpoint.getNonBlocking(descriptor.address(), key, localAddress,
           length, op);
@@ -354,14 +367,14 @@ public final class UcxConnection implements Closeable,
     UcpRequest start(Pending op) throws IOException;
   }
 
-  private CompletableFuture<Void> submit(String operation, long bytes,
-      long timeoutMs, Starter starter) {
-    Pending op = new Pending(operation, bytes);
+  private CompletableFuture<Void> submit(String kind, Object subject,
+      long bytes, long timeoutMs, Starter starter) {
+    Pending op = new Pending(kind, subject, bytes);
     try {
       worker.execute(() -> start(op, timeoutMs, starter));
     } catch (IllegalStateException e) {
       op.future.completeExceptionally(new UcxOperationException(peer,
-          operation, 0, "worker " + worker.name() + " is closed"));
+          op.operation(), 0, "worker " + worker.name() + " is closed"));
     }
     return op.future;
   }
@@ -369,42 +382,51 @@ public final class UcxConnection implements Closeable,
   private void start(Pending op, long timeoutMs, Starter starter) {
     IOException reason = failure;
     if (reason == null && closed) {
-      reason = new UcxOperationException(peer, op.operation, 0,
+      reason = new UcxOperationException(peer, op.operation(), 0,
           "connection is closed");
     }
     if (reason != null) {
       op.future.completeExceptionally(new UcxOperationException(peer,
-          op.operation, 0, "connection failed earlier: " + reason.getMessage(),
+          op.operation(), 0, "connection failed earlier: " + reason.getMessage(),
           reason));
       return;
     }
     pending.add(op);
     try {
       starter.start(op);
-    } catch (MalformedDescriptorException e) {
-      op.fail(e);
-      return;
     } catch (IOException e) {
       op.fail(e);
       return;
     } catch (RuntimeException e) {
       // JUCX throws on immediate failure (and may also call onError).
-      op.fail(new UcxOperationException(peer, op.operation, 0,
+      op.fail(new UcxOperationException(peer, op.operation(), 0,
           String.valueOf(e.getMessage()), e));
       return;
     }
     if (!op.future.isDone() && timeoutMs > 0) {
-      op.deadline = worker.schedule(() -> onDeadline(op, timeoutMs),
-          timeoutMs);
+      op.timeoutMs = timeoutMs;
+      op.deadlineNanos = System.nanoTime()
+          + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+      worker.deadlineAdded();
     }
   }
 
-  private void onDeadline(Pending op, long timeoutMs) {
-    if (!pending.contains(op)) {
-      return;
+  /**
+   * Fails the connection if an operation is past its deadline. Called by
+   * the worker's deadline sweep on the progress thread.
+   */
+  void expireOverdue(long nowNanos) {
+    for (Pending op : pending) {
+      if (op.deadlineNanos != 0 && nowNanos - op.deadlineNanos >= 0) {
+        onDeadline(op);
+        return; // the connection is closed now, with all its operations
+      }
     }
+  }
+
+  private void onDeadline(Pending op) {
     UcxTimeoutException timeout =
-        new UcxTimeoutException(peer, op.operation, timeoutMs);
+        new UcxTimeoutException(peer, op.operation(), op.timeoutMs);
     // Unusable before anyone hears of the timeout.
     if (failure == null) {
       failure = timeout;
@@ -416,8 +438,7 @@ public final class UcxConnection implements Closeable,
   }
 
   /** The unpacked remote key for a descriptor's region; progress thread. */
-  private UcpRemoteKey remoteKeyFor(PacketDescriptor d)
-      throws MalformedDescriptorException {
+  private UcpRemoteKey remoteKeyFor(PacketDescriptor d) throws IOException {
     CachedKey cached = rkeys.get(d.regionId());
     if (cached != null) {
       if (cached.regionBase != d.regionBase()
@@ -430,6 +451,13 @@ public final class UcxConnection implements Closeable,
       return cached.key;
     }
     byte[] packed = d.rkey();
+    if (CHECK_KEY_LAYOUT) {
+      String problem = PackedRemoteKey.check(packed);
+      if (problem != null) {
+        throw new MalformedDescriptorException(problem + " (region "
+            + d.regionId() + " from " + peer + ")");
+      }
+    }
     ByteBuffer direct = ByteBuffer.allocateDirect(packed.length + RKEY_PADDING);
     direct.put(packed);
     direct.clear();
@@ -437,9 +465,9 @@ public final class UcxConnection implements Closeable,
     try {
       key = endpoint.unpackRemoteKey(direct);
     } catch (RuntimeException e) {
-      throw new MalformedDescriptorException("UCX rejected the remote key of"
-          + " region " + d.regionId() + " from " + peer + ": "
-          + e.getMessage());
+      // A garbage key, or a dead peer's shared memory segment that is gone.
+      throw new UcxOperationException(peer, "unpack of the remote key of"
+          + " region " + d.regionId(), 0, String.valueOf(e.getMessage()), e);
     }
     rkeys.put(d.regionId(), new CachedKey(packed, d.regionBase(),
         d.regionLength(), key));
@@ -522,7 +550,7 @@ public final class UcxConnection implements Closeable,
       }
     }
     for (Pending op : new ArrayList<Pending>(pending)) {
-      op.fail(new UcxOperationException(peer, op.operation, 0,
+      op.fail(new UcxOperationException(peer, op.operation(), 0,
           "connection closed: " + reason.getMessage(), reason));
     }
     for (CachedKey cached : rkeys.values()) {

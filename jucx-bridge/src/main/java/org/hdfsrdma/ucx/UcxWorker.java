@@ -9,10 +9,10 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.openucx.jucx.UcxUtils;
@@ -50,6 +50,9 @@ public final class UcxWorker implements Closeable {
   /** Active message id of packet descriptors. */
   static final int DESCRIPTOR_AM_ID = 0x4852;
 
+  /** How late past its deadline an operation may be failed. */
+  static final long DEADLINE_SWEEP_MS = 100;
+
   /** How long {@link #close()} waits for the progress thread. */
   private static final long CLOSE_JOIN_MS = 30_000;
 
@@ -70,6 +73,7 @@ public final class UcxWorker implements Closeable {
   private final AtomicLong progressCalls = new AtomicLong();
   private final AtomicLong malformedDescriptors = new AtomicLong();
   private final AtomicLong descriptorsReceived = new AtomicLong();
+  private final AtomicInteger opsWithDeadline = new AtomicInteger();
 
   private volatile State state = State.NEW;
   /** Guards {@link #signal()} from other threads against worker close. */
@@ -125,7 +129,8 @@ public final class UcxWorker implements Closeable {
       throw new IllegalStateException("worker " + name + " is " + state);
     }
     timer = new ScheduledThreadPoolExecutor(1, daemonThreads(name + "-timer"));
-    timer.setRemoveOnCancelPolicy(true);
+    timer.scheduleAtFixedRate(this::sweepDeadlinesSoon, DEADLINE_SWEEP_MS,
+        DEADLINE_SWEEP_MS, TimeUnit.MILLISECONDS);
     worker.setAmRecvHandler(DESCRIPTOR_AM_ID, this::onDescriptorMessage,
         UcpConstants.UCP_AM_FLAG_WHOLE_MSG);
     thread = daemonThreads(name + "-progress").newThread(this::run);
@@ -233,15 +238,39 @@ public final class UcxWorker implements Closeable {
     return result;
   }
 
-  /** Schedules {@code task} on the progress thread after a delay. */
-  ScheduledFuture<?> schedule(Runnable task, long delayMs) {
-    return timer.schedule(() -> {
+  /** An operation with a deadline started on this worker. */
+  void deadlineAdded() {
+    opsWithDeadline.incrementAndGet();
+  }
+
+  /** An operation with a deadline finished. */
+  void deadlineDone() {
+    opsWithDeadline.decrementAndGet();
+  }
+
+  /**
+   * Runs on the timer thread every {@link #DEADLINE_SWEEP_MS}: wakes the
+   * progress thread to expire overdue operations, but only when some are
+   * pending, so an idle worker stays asleep. One sweep instead of a timer
+   * per operation keeps the per-packet cost to two counter updates.
+   */
+  private void sweepDeadlinesSoon() {
+    if (opsWithDeadline.get() > 0 && state == State.RUNNING) {
       try {
-        execute(task);
+        execute(this::sweepDeadlines);
       } catch (IllegalStateException e) {
         // Closing: the close path fails what is still pending.
       }
-    }, delayMs, TimeUnit.MILLISECONDS);
+    }
+  }
+
+  private void sweepDeadlines() {
+    long now = System.nanoTime();
+    for (WorkerResource resource : new ArrayList<WorkerResource>(resources)) {
+      if (resource instanceof UcxConnection) {
+        ((UcxConnection) resource).expireOverdue(now);
+      }
+    }
   }
 
   UcpWorker ucp() {

@@ -30,22 +30,22 @@ public class TestUcxGet {
 
   @Test(timeout = 120_000)
   public void testGetOverTcp() throws Exception {
-    TransportReport report = getAllSizes(UcxTestUtils.options(UcxTestUtils.TLS_TCP));
-    assertTrue("gets over tcp only: " + report.raw(),
-        report.rmaTransports().isEmpty()
-        || report.rmaTransports().equals(java.util.Collections.singleton("tcp")));
+    UcxTestUtils.assertOnlyTcp(getAllSizes(UcxTestUtils.options(
+        UcxTestUtils.TLS_TCP)));
   }
 
   @Test(timeout = 120_000)
   public void testGetOverSharedMemory() throws Exception {
-    getAllSizes(UcxTestUtils.options(UcxTestUtils.TLS_SHM));
+    UcxTestUtils.assertSharedMemory(getAllSizes(UcxTestUtils.options(
+        UcxTestUtils.TLS_SHM)));
   }
 
   @Test(timeout = 120_000)
   public void testGetOverSharedMemoryWithoutPeerErrorHandling()
       throws Exception {
-    getAllSizes(UcxTestUtils.options(UcxTestUtils.TLS_SHM)
-        .withPeerErrorHandling(false));
+    TransportReport report = getAllSizes(UcxTestUtils.options(
+        UcxTestUtils.TLS_SHM).withPeerErrorHandling(false));
+    assertTrue(report.toString(), report.rmaTransports().contains("cma"));
   }
 
   private TransportReport getAllSizes(UcxContext.Options options)

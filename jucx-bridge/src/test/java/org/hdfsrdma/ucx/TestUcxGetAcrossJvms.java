@@ -94,8 +94,15 @@ public class TestUcxGetAcrossJvms {
               micros);
         }
         assertEquals(total, connection.bytesFetched());
+        TransportReport report = connection.transports()
+            .get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
         LOG.info("{} (peer error handling {}): {}", tls, peerErrorHandling,
-            connection.transports().get(TIMEOUT_MS, TimeUnit.MILLISECONDS));
+            report);
+        if (tls.equals(UcxTestUtils.TLS_TCP)) {
+          UcxTestUtils.assertOnlyTcp(report);
+        } else {
+          UcxTestUtils.assertSharedMemory(report);
+        }
       }
       landing.assertNoLeaks();
     }

@@ -105,6 +105,21 @@ final class UcxTestUtils {
     }
   }
 
+  /** The connection ran on tcp alone, as UCX_TLS=tcp asked. */
+  static void assertOnlyTcp(TransportReport report) {
+    org.junit.Assert.assertTrue("UCX described the endpoint: "
+        + NativeIntrospection.unavailableReason(), report.isKnown());
+    org.junit.Assert.assertEquals(report.raw(),
+        java.util.Collections.singleton("tcp"), report.transports());
+  }
+
+  /** A shared-memory transport carried part of the connection. */
+  static void assertSharedMemory(TransportReport report) {
+    org.junit.Assert.assertTrue("UCX described the endpoint: "
+        + NativeIntrospection.unavailableReason(), report.isKnown());
+    org.junit.Assert.assertTrue(report.raw(), report.usesSharedMemory());
+  }
+
   /** Polls {@code check} until true or the timeout; like Hadoop's waitFor. */
   static void waitFor(BooleanSupplier check, long intervalMs, long timeoutMs)
       throws InterruptedException {

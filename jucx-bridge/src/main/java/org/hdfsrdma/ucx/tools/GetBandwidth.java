@@ -10,10 +10,10 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.hdfsrdma.ucx.PacketDescriptor;
 import org.hdfsrdma.ucx.RegisteredBuffer;
@@ -68,6 +68,7 @@ public final class GetBandwidth {
         case "--tls": tls = args[++i]; break;
         case "--no-err-handling": errorHandling = false; break;
         case "--csv": csv = true; break;
+        case "-v": verbose = true; break;
         case "--ucx":
           String[] kv = args[++i].split("=", 2);
           extraConfig.add(kv[0]);
@@ -83,6 +84,9 @@ public final class GetBandwidth {
     }
     run(size, gets, window, tls, errorHandling, csv);
   }
+
+  /** -v: print UCX's own description of the connection. */
+  private static boolean verbose;
 
   /** UCX settings from --ucx KEY=VALUE, as key, value, key, value... */
   private static final List<String> extraConfig = new ArrayList<String>();
@@ -133,34 +137,17 @@ public final class GetBandwidth {
           from.get(ring[i], targets[0], 30_000).get(30, TimeUnit.SECONDS);
         }
         long[] latencies = new long[(int) Math.min(gets, 1 << 22)];
-        Semaphore slots = new Semaphore(window);
-        AtomicReference<Throwable> failure = new AtomicReference<Throwable>();
-        BlockingQueue<Integer> freeTargets = new LinkedBlockingQueue<Integer>();
-        for (int i = 0; i < window; i++) {
-          freeTargets.add(i);
-        }
+        Refill refill = new Refill(from, ring, targets, gets, latencies);
         long start = System.nanoTime();
-        for (long n = 0; n < gets && failure.get() == null; n++) {
-          slots.acquire();
-          final int target = freeTargets.take();
-          final long posted = System.nanoTime();
-          final int index = (int) (n % latencies.length);
-          from.get(ring[(int) (n % RING)], targets[target], 30_000)
-              .whenComplete((ok, error) -> {
-                latencies[index] = System.nanoTime() - posted;
-                if (error != null) {
-                  failure.compareAndSet(null, error);
-                }
-                freeTargets.add(target);
-                slots.release();
-              });
+        for (int i = 0; i < window; i++) {
+          refill.next(i);
         }
-        slots.acquire(window);
+        refill.done.get(10, TimeUnit.MINUTES);
         long elapsed = System.nanoTime() - start;
-        if (failure.get() != null) {
-          throw new IOException("a get failed", failure.get());
-        }
         TransportReport report = from.transports().get(30, TimeUnit.SECONDS);
+        if (verbose) {
+          System.out.println(report.raw());
+        }
         report(size, gets, window, tls, errh, elapsed,
             Arrays.copyOf(latencies, (int) Math.min(gets, latencies.length)),
             report, csv);
@@ -222,6 +209,51 @@ public final class GetBandwidth {
     return new ProcessBuilder(command).redirectOutput(
         ProcessBuilder.Redirect.INHERIT).redirectError(
             ProcessBuilder.Redirect.INHERIT).start();
+  }
+
+  /**
+   * Keeps a window of gets in flight: each completion starts the next get
+   * from the progress thread that ran it, as a DataNode's descriptor
+   * handler does, so the measurement includes no extra thread hand-off.
+   */
+  private static final class Refill {
+    private final UcxConnection from;
+    private final PacketDescriptor[] ring;
+    private final RegisteredBuffer[] targets;
+    private final long total;
+    private final long[] latencies;
+    private final AtomicLong issued = new AtomicLong();
+    private final AtomicLong completed = new AtomicLong();
+    final CompletableFuture<Void> done = new CompletableFuture<Void>();
+
+    Refill(UcxConnection from, PacketDescriptor[] ring,
+        RegisteredBuffer[] targets, long total, long[] latencies) {
+      this.from = from;
+      this.ring = ring;
+      this.targets = targets;
+      this.total = total;
+      this.latencies = latencies;
+    }
+
+    void next(int target) {
+      long n = issued.getAndIncrement();
+      if (n >= total) {
+        return;
+      }
+      long posted = System.nanoTime();
+      from.get(ring[(int) (n % RING)], targets[target], 30_000)
+          .whenComplete((ok, error) -> {
+            latencies[(int) (n % latencies.length)] = System.nanoTime()
+                - posted;
+            if (error != null) {
+              done.completeExceptionally(error);
+            } else if (completed.incrementAndGet() == total) {
+              done.complete(null);
+            } else {
+              next(target);
+            }
+          });
+    }
   }
 
   /** The exposing process: a ring of packets, one descriptor each. */
