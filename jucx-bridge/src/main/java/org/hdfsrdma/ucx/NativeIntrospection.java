@@ -105,6 +105,9 @@ public final class NativeIntrospection {
     // one host (4-5x tcp here); peer death is still detected (keepalive,
     // process checks). See the module README for the measurements.
     {"UCX_MM_ERROR_HANDLING", "y"},
+    // The defaults above are process-wide and not all apply to every
+    // transport set; UCX would warn about each unused one on stdout.
+    {"UCX_WARN_UNUSED_ENV_VARS", "n"},
   };
 
   private static String unsetDefaults() {

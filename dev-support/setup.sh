@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs everything hdfs-rdma needs on Debian 12 (UCX from Debian, JDK 17,
+# Maven, CMake, a C compiler) and builds every module (Java and native).
+# Run as root or with sudo available. Safe to run again.
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")/.." && pwd)"
+sudo_cmd=""
+if [ "$(id -u)" -ne 0 ]; then
+  sudo_cmd="sudo"
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+$sudo_cmd apt-get update -q
+$sudo_cmd apt-get install -y -q --no-install-recommends \
+  openjdk-17-jdk-headless maven cmake make gcc libc6-dev \
+  libucx0 libucx-dev ucx-utils procps ca-certificates
+
+# shellcheck source=dev-support/java-env.sh
+. "$here/dev-support/java-env.sh"
+ucx_info -v | head -1
+cd "$here"
+mvn -B -ntp -DskipTests install
