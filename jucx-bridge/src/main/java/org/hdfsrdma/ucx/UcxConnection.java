@@ -542,11 +542,16 @@ public final class UcxConnection implements Closeable,
         : new UcxOperationException(peer, "connection", 0, "closed locally");
     if (endpoint != null) {
       try {
-        // Force: a flush towards a dead peer could wait for ever. UCX
-        // completes the endpoint's outstanding requests with an error.
-        endpoint.closeNonBlockingForce();
+        if (worker.context().options().peerErrorHandling()) {
+          // Force: a flush towards a dead peer could wait for ever. UCX
+          // completes the endpoint's outstanding requests with an error.
+          endpoint.closeNonBlockingForce();
+        } else {
+          // UCX refuses a forced close without peer error handling.
+          endpoint.closeNonBlockingFlush();
+        }
       } catch (RuntimeException e) {
-        LOG.debug("Force close of endpoint to {} failed", peer, e);
+        LOG.warn("Closing the endpoint to {} failed", peer, e);
       }
     }
     for (Pending op : new ArrayList<Pending>(pending)) {
