@@ -11,9 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
@@ -51,7 +49,6 @@ public final class UcxConnection implements Closeable,
   private static final int RKEY_CACHE_ENTRIES = 1024;
   /** Zero bytes after a copied remote key, so UCX never reads past it. */
   private static final int RKEY_PADDING = 256;
-  private static final long CLOSE_WAIT_MS = 10_000;
   private static final long DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
   /** Whether remote keys are checked against the packed layout we know. */
   private static final boolean CHECK_KEY_LAYOUT =
@@ -510,25 +507,8 @@ public final class UcxConnection implements Closeable,
    */
   @Override
   public void close() {
-    if (closed) {
-      return;
-    }
-    if (worker.inProgressThread()) {
-      closeOnProgressThread();
-      return;
-    }
-    CompletableFuture<Void> done = worker.call(() -> {
-      closeOnProgressThread();
-      return null;
-    });
-    try {
-      done.get(CLOSE_WAIT_MS, TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } catch (ExecutionException | TimeoutException e) {
-      // The worker is closing and closes this connection itself.
-      LOG.debug("Closing UCX connection {} through its worker: {}", peer,
-          e.toString());
+    if (!closed) {
+      worker.closeOnProgressThread(this);
     }
   }
 

@@ -3,9 +3,6 @@ package org.hdfsrdma.ucx;
 import java.io.Closeable;
 import java.net.InetSocketAddress;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
@@ -23,7 +20,6 @@ import org.slf4j.LoggerFactory;
 public final class UcxListener implements Closeable, UcxWorker.WorkerResource {
 
   private static final Logger LOG = LoggerFactory.getLogger(UcxListener.class);
-  private static final long CLOSE_WAIT_MS = 10_000;
 
   private final UcxWorker worker;
   private final Consumer<UcxConnection> onAccept;
@@ -99,23 +95,8 @@ public final class UcxListener implements Closeable, UcxWorker.WorkerResource {
   /** Stops accepting. Idempotent. */
   @Override
   public void close() {
-    if (closed) {
-      return;
-    }
-    if (worker.inProgressThread()) {
-      closeOnProgressThread();
-      return;
-    }
-    try {
-      worker.call(() -> {
-        closeOnProgressThread();
-        return null;
-      }).get(CLOSE_WAIT_MS, TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } catch (ExecutionException | TimeoutException e) {
-      LOG.debug("Closing UCX listener {} through its worker: {}", address,
-          e.toString());
+    if (!closed) {
+      worker.closeOnProgressThread(this);
     }
   }
 

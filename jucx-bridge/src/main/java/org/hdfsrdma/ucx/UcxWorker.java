@@ -9,6 +9,8 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
@@ -275,6 +277,29 @@ public final class UcxWorker implements Closeable {
 
   UcpWorker ucp() {
     return worker;
+  }
+
+  /**
+   * Closes a listener or connection of this worker on the progress thread
+   * and waits, bounded, for it to be done. When the worker is already
+   * closing, the worker closes the resource itself.
+   */
+  void closeOnProgressThread(WorkerResource resource) {
+    if (inProgressThread()) {
+      resource.closeOnProgressThread();
+      return;
+    }
+    try {
+      call(() -> {
+        resource.closeOnProgressThread();
+        return null;
+      }).get(CLOSE_JOIN_MS, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException | TimeoutException e) {
+      LOG.debug("Closing {} through UCX worker {}: {}", resource, name,
+          e.toString());
+    }
   }
 
   void register(WorkerResource resource) {
