@@ -14,7 +14,7 @@ export DEBIAN_FRONTEND=noninteractive
 $sudo_cmd apt-get update -q
 $sudo_cmd apt-get install -y -q --no-install-recommends \
   openjdk-17-jdk-headless maven cmake make gcc libc6-dev \
-  libucx0 libucx-dev ucx-utils procps ca-certificates
+  libucx0 libucx-dev ucx-utils procps ca-certificates patch unzip git
 
 # shellcheck source=dev-support/java-env.sh
 . "$here/dev-support/java-env.sh"
