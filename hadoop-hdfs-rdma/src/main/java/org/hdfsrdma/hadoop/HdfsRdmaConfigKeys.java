@@ -1,0 +1,65 @@
+package org.hdfsrdma.hadoop;
+
+/**
+ * Configuration keys of hdfs-rdma, named and paired like Hadoop's own
+ * (KEY and KEY_DEFAULT). Each is described in hdfs-rdma-default.xml, which
+ * this jar carries.
+ */
+public final class HdfsRdmaConfigKeys {
+
+  private HdfsRdmaConfigKeys() {
+  }
+
+  /** The resource with every key's default and description. */
+  public static final String DEFAULT_RESOURCE = "hdfs-rdma-default.xml";
+
+  // Client.
+  public static final String DFS_CLIENT_RDMA_ENABLED_KEY =
+      "dfs.client.rdma.enabled";
+  public static final boolean DFS_CLIENT_RDMA_ENABLED_DEFAULT = false;
+  public static final String DFS_CLIENT_RDMA_POOL_MAX_BYTES_KEY =
+      "dfs.client.rdma.buffer-pool.max-bytes";
+  public static final long DFS_CLIENT_RDMA_POOL_MAX_BYTES_DEFAULT =
+      128L * 1024 * 1024;
+  public static final String DFS_CLIENT_RDMA_POOL_SLAB_BYTES_KEY =
+      "dfs.client.rdma.buffer-pool.slab-bytes";
+  public static final long DFS_CLIENT_RDMA_POOL_SLAB_BYTES_DEFAULT =
+      8L * 1024 * 1024;
+  public static final String DFS_CLIENT_RDMA_BUFFER_WAIT_MS_KEY =
+      "dfs.client.rdma.buffer-wait-ms";
+  public static final long DFS_CLIENT_RDMA_BUFFER_WAIT_MS_DEFAULT = 100;
+  public static final String DFS_CLIENT_RDMA_CONNECT_TIMEOUT_MS_KEY =
+      "dfs.client.rdma.connect-timeout-ms";
+  public static final long DFS_CLIENT_RDMA_CONNECT_TIMEOUT_MS_DEFAULT = 5000;
+  public static final String DFS_CLIENT_RDMA_UNREACHABLE_RETRY_MS_KEY =
+      "dfs.client.rdma.unreachable-retry-ms";
+  public static final long DFS_CLIENT_RDMA_UNREACHABLE_RETRY_MS_DEFAULT =
+      10L * 60 * 1000;
+
+  // DataNode.
+  public static final String DFS_DATANODE_RDMA_ENABLED_KEY =
+      "dfs.datanode.rdma.enabled";
+  public static final boolean DFS_DATANODE_RDMA_ENABLED_DEFAULT = false;
+  public static final String DFS_DATANODE_RDMA_ADDRESS_KEY =
+      "dfs.datanode.rdma.address";
+  public static final String DFS_DATANODE_RDMA_ADDRESS_DEFAULT = "0.0.0.0:0";
+  public static final String DFS_DATANODE_RDMA_POOL_MAX_BYTES_KEY =
+      "dfs.datanode.rdma.buffer-pool.max-bytes";
+  public static final long DFS_DATANODE_RDMA_POOL_MAX_BYTES_DEFAULT =
+      64L * 1024 * 1024;
+  public static final String DFS_DATANODE_RDMA_PACKET_BUFFER_BYTES_KEY =
+      "dfs.datanode.rdma.packet-buffer-bytes";
+  public static final int DFS_DATANODE_RDMA_PACKET_BUFFER_BYTES_DEFAULT =
+      256 * 1024;
+  public static final String DFS_DATANODE_RDMA_GET_TIMEOUT_MS_KEY =
+      "dfs.datanode.rdma.get-timeout-ms";
+  public static final long DFS_DATANODE_RDMA_GET_TIMEOUT_MS_DEFAULT = 60000;
+  public static final String DFS_DATANODE_RDMA_MAX_QUEUED_PACKETS_KEY =
+      "dfs.datanode.rdma.max-queued-packets";
+  public static final int DFS_DATANODE_RDMA_MAX_QUEUED_PACKETS_DEFAULT = 256;
+
+  // Both.
+  /** UCX_TLS for this JVM's UCX context; empty: UCX chooses. */
+  public static final String DFS_RDMA_UCX_TLS_KEY = "dfs.rdma.ucx.tls";
+  public static final String DFS_RDMA_UCX_TLS_DEFAULT = "";
+}

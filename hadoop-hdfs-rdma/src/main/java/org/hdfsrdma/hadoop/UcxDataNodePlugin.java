@@ -1,0 +1,84 @@
+package org.hdfsrdma.hadoop;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hdfs.server.datanode.DataNode;
+import org.apache.hadoop.util.ServicePlugin;
+import org.hdfsrdma.ucx.UcxUnavailableException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Starts the UCX side of a DataNode: listed in {@code dfs.datanode.plugins}
+ * so that DataNode.java itself needs no patch. With
+ * {@code dfs.datanode.rdma.enabled} it brings up the JVM's UCX runtime and
+ * listener; when UCX cannot serve (libraries missing, another Hadoop
+ * release, the address taken) it says why in one log line and the DataNode
+ * keeps writing over TCP.
+ */
+public class UcxDataNodePlugin implements ServicePlugin {
+
+  private static final Logger LOG =
+      LoggerFactory.getLogger(UcxDataNodePlugin.class);
+
+  private volatile InetSocketAddress ucxAddress;
+  private volatile String disabledReason = "not started";
+
+  @Override
+  public void start(Object service) {
+    if (!(service instanceof DataNode)) {
+      disabledReason = "started for " + service + ", not a DataNode";
+      LOG.warn("hdfs-rdma: {}", disabledReason);
+      return;
+    }
+    DataNode dataNode = (DataNode) service;
+    Configuration conf = dataNode.getConf();
+    if (!conf.getBoolean(HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ENABLED_KEY,
+        HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ENABLED_DEFAULT)) {
+      disabledReason = HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ENABLED_KEY
+          + " is false";
+      LOG.info("hdfs-rdma: UCX data path off for {}: {}",
+          dataNode.getDisplayName(), disabledReason);
+      return;
+    }
+    try {
+      UcxRuntime runtime = UcxRuntime.get(conf);
+      ucxAddress = runtime.listen();
+      disabledReason = null;
+      LOG.info("hdfs-rdma: DataNode {} serves the UCX data path on {}",
+          dataNode.getDisplayName(), ucxAddress);
+    } catch (UcxUnavailableException e) {
+      disabledReason = e.getMessage();
+      LOG.warn("hdfs-rdma: UCX data path off for {}, writes stay on TCP: {}",
+          dataNode.getDisplayName(), e.getMessage());
+    } catch (IOException | RuntimeException e) {
+      disabledReason = e.toString();
+      LOG.warn("hdfs-rdma: UCX data path off for {}, writes stay on TCP: {}",
+          dataNode.getDisplayName(), e.toString());
+    }
+  }
+
+  /** The UCX listener this DataNode serves on, or null when off. */
+  public InetSocketAddress ucxAddress() {
+    return ucxAddress;
+  }
+
+  /** Why the UCX path is off, or null when it is on. */
+  public String disabledReason() {
+    return disabledReason;
+  }
+
+  /** The listener belongs to the JVM's runtime, shared by its DataNodes. */
+  @Override
+  public void stop() {
+    ucxAddress = null;
+    disabledReason = "stopped";
+  }
+
+  @Override
+  public void close() {
+    stop();
+  }
+}

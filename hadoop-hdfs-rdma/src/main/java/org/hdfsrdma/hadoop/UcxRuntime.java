@@ -1,0 +1,172 @@
+package org.hdfsrdma.hadoop;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hdfs.protocol.datatransfer.PacketReceiver;
+import org.apache.hadoop.net.NetUtils;
+import org.hdfsrdma.ucx.EndpointCache;
+import org.hdfsrdma.ucx.RegisteredBufferPool;
+import org.hdfsrdma.ucx.UcxContext;
+import org.hdfsrdma.ucx.UcxListener;
+import org.hdfsrdma.ucx.UcxUnavailableException;
+import org.hdfsrdma.ucx.UcxWorker;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The UCX resources of this JVM, shared by every HDFS client and DataNode
+ * in it: one context, one worker with its progress thread, one endpoint
+ * cache, the session table, and (created on first use) the DataNode
+ * listener and the registered buffer pools.
+ *
+ * <p>One worker per JVM: a DataNode serves all its blocks from it, and
+ * with two workers in one process UCX 1.13 can trip an assertion on socket
+ * descriptor reuse (see jucx-bridge's README). The first configuration
+ * seen sets the JVM-wide settings; later ones are ignored.
+ */
+public final class UcxRuntime implements Closeable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(UcxRuntime.class);
+  private static final long LISTEN_TIMEOUT_MS = 30_000;
+
+  private static UcxRuntime instance;
+
+  private final Configuration conf;
+  private final UcxContext context;
+  private final UcxWorker worker;
+  private final EndpointCache endpoints;
+  private final SessionTable sessions = new SessionTable();
+  private UcxListener listener;
+  private RegisteredBufferPool landingPool;
+
+  private UcxRuntime(Configuration conf) throws UcxUnavailableException {
+    this.conf = conf;
+    String problem = HadoopVersionCheck.problem();
+    if (problem != null) {
+      throw new UcxUnavailableException(problem);
+    }
+    UcxContext.Options options = UcxContext.Options.defaults();
+    String tls = conf.getTrimmed(HdfsRdmaConfigKeys.DFS_RDMA_UCX_TLS_KEY,
+        HdfsRdmaConfigKeys.DFS_RDMA_UCX_TLS_DEFAULT);
+    if (!tls.isEmpty()) {
+      options = options.withUcxConfig("TLS", tls);
+    }
+    UcxContext ctx = new UcxContext(options);
+    UcxWorker w = null;
+    try {
+      w = new UcxWorker(ctx, "hdfs-rdma");
+      w.setMaxPacketBytes(PacketReceiver.MAX_PACKET_SIZE);
+      w.setDescriptorHandler(sessions);
+      w.start();
+    } catch (UcxUnavailableException | RuntimeException e) {
+      if (w != null) {
+        w.close();
+      }
+      ctx.close();
+      throw e;
+    }
+    this.context = ctx;
+    this.worker = w;
+    this.endpoints = new EndpointCache(w);
+  }
+
+  /**
+   * This JVM's runtime, created on first call.
+   *
+   * @throws UcxUnavailableException when UCX cannot be used here (no UCX
+   *     libraries, another Hadoop release, UCX refusing the settings); the
+   *     reason is also logged once
+   */
+  public static synchronized UcxRuntime get(Configuration conf)
+      throws UcxUnavailableException {
+    if (instance == null) {
+      Configuration withDefaults = new Configuration(conf);
+      withDefaults.addResource(HdfsRdmaConfigKeys.DEFAULT_RESOURCE);
+      instance = new UcxRuntime(withDefaults);
+      LOG.info("UCX runtime started (UCX {})",
+          org.hdfsrdma.ucx.NativeIntrospection.loadedUcxVersion());
+    }
+    return instance;
+  }
+
+  /** This JVM's runtime if one was started, else null; creates nothing. */
+  public static synchronized UcxRuntime current() {
+    return instance;
+  }
+
+  /** The DataNode listener's address, or null before {@link #listen()}. */
+  public synchronized InetSocketAddress listenerAddress() {
+    return listener == null ? null : listener.address();
+  }
+
+  /** Closes the runtime (tests and JVM shutdown); a later get() rebuilds. */
+  public static synchronized void shutdown() {
+    if (instance != null) {
+      instance.close();
+      instance = null;
+    }
+  }
+
+  public UcxWorker worker() {
+    return worker;
+  }
+
+  public EndpointCache endpoints() {
+    return endpoints;
+  }
+
+  public SessionTable sessions() {
+    return sessions;
+  }
+
+  /**
+   * The JVM's UCX listener for DataNodes, bound on first call to
+   * {@code dfs.datanode.rdma.address}. DataNodes of one JVM share it: a
+   * descriptor finds its block through the session table, not the port.
+   */
+  public synchronized InetSocketAddress listen() throws IOException {
+    if (listener == null) {
+      InetSocketAddress bind = NetUtils.createSocketAddr(conf.getTrimmed(
+          HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ADDRESS_KEY,
+          HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ADDRESS_DEFAULT));
+      try {
+        listener = UcxListener.open(worker, bind, c -> { })
+            .get(LISTEN_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+      } catch (Exception e) {
+        throw new IOException("cannot listen for UCX on " + bind + ": "
+            + e.getMessage(), e);
+      }
+    }
+    return listener.address();
+  }
+
+  /** The DataNode side's registered memory that gets land in. */
+  public synchronized RegisteredBufferPool landingPool() {
+    if (landingPool == null) {
+      int buffer = conf.getInt(
+          HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_PACKET_BUFFER_BYTES_KEY,
+          HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_PACKET_BUFFER_BYTES_DEFAULT);
+      long cap = Math.max(buffer, conf.getLong(
+          HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_POOL_MAX_BYTES_KEY,
+          HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_POOL_MAX_BYTES_DEFAULT)
+          / buffer * buffer);
+      landingPool = new RegisteredBufferPool(context, "datanode-landing",
+          buffer, buffer, cap, false);
+    }
+    return landingPool;
+  }
+
+  @Override
+  public synchronized void close() {
+    endpoints.close();
+    worker.close();
+    if (landingPool != null) {
+      landingPool.close();
+    }
+    context.close();
+  }
+}
