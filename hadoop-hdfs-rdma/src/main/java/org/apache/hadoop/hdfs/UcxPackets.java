@@ -1,0 +1,107 @@
+/**
+ * Licensed to the Apache Software Foundation (ASF) under one
+ * or more contributor license agreements.  See the NOTICE file
+ * distributed with this work for additional information
+ * regarding copyright ownership.  The ASF licenses this file
+ * to you under the Apache License, Version 2.0 (the
+ * "License"); you may not use this file except in compliance
+ * with the License.  You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+package org.apache.hadoop.hdfs;
+
+import java.io.InterruptedIOException;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import org.apache.hadoop.classification.InterfaceAudience;
+import org.apache.hadoop.hdfs.protocol.datatransfer.PacketHeader;
+import org.hdfsrdma.ucx.PoolExhaustedException;
+import org.hdfsrdma.ucx.RegisteredBuffer;
+import org.hdfsrdma.ucx.RegisteredBufferPool;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Creates the packets of {@code DFSOutputStream.createPacket} in registered
+ * memory when it can. A null answer means "use a stock heap packet": the
+ * write goes on with that packet instead of failing, so a full pool slows
+ * a writer down (by the acquire timeout) but never stops it.
+ *
+ * <p>Each reason for falling back is logged once per JVM at WARN (an
+ * operator should size the pool or the packet size) and at DEBUG after
+ * that, so a busy client does not flood its log.
+ */
+@InterfaceAudience.Private
+public final class UcxPackets {
+
+  private static final Logger LOG = LoggerFactory.getLogger(UcxPackets.class);
+
+  private static final AtomicBoolean WARNED_OVERSIZE = new AtomicBoolean();
+  private static final AtomicBoolean WARNED_EXHAUSTED = new AtomicBoolean();
+  private static final AtomicBoolean WARNED_UNUSABLE = new AtomicBoolean();
+
+  private UcxPackets() {
+  }
+
+  /**
+   * A packet in a buffer leased from {@code pool}, or null for a stock heap
+   * packet when the packet does not fit the pool's buffers, no buffer is
+   * released within {@code acquireTimeoutMs}, or the pool cannot be used
+   * (closed, or UCX refused to register more memory). Arguments as
+   * {@code DFSOutputStream.createPacket}'s and DFSPacket's.
+   *
+   * @throws InterruptedIOException when interrupted while waiting for a
+   *     buffer, as stock's ByteArrayManager wait is
+   */
+  public static DFSPacket newPacket(RegisteredBufferPool pool,
+      long acquireTimeoutMs, int packetSize, int chunksPerPkt,
+      long offsetInBlock, long seqno, int checksumSize,
+      boolean lastPacketInBlock) throws InterruptedIOException {
+    final int needed = PacketHeader.PKT_MAX_HEADER_LEN + packetSize;
+    if (needed > pool.bufferSize()) {
+      fallBack(WARNED_OVERSIZE, "packet seqno " + seqno + " needs " + needed
+          + " bytes, more than the " + pool.bufferSize() + "-byte buffers of "
+          + pool + "; raise the pool's buffer size to at least the packet"
+          + " size (dfs.client-write-packet-size) plus "
+          + PacketHeader.PKT_MAX_HEADER_LEN, null);
+      return null;
+    }
+    RegisteredBuffer lease;
+    try {
+      lease = pool.acquire(acquireTimeoutMs);
+    } catch (PoolExhaustedException e) {
+      fallBack(WARNED_EXHAUSTED, "packet seqno " + seqno + ": "
+          + e.getMessage() + "; consider a larger pool cap", null);
+      return null;
+    } catch (IllegalStateException e) {
+      fallBack(WARNED_UNUSABLE, "packet seqno " + seqno + ": "
+          + e.getMessage(), e);
+      return null;
+    }
+    try {
+      return new UcxDFSPacket(lease, packetSize, chunksPerPkt, offsetInBlock,
+          seqno, checksumSize, lastPacketInBlock);
+    } catch (RuntimeException e) {
+      lease.release();
+      throw e;
+    }
+  }
+
+  private static void fallBack(AtomicBoolean warned, String reason,
+      Throwable cause) {
+    if (warned.compareAndSet(false, true)) {
+      LOG.warn("Using a heap packet instead of registered memory: {} (further"
+          + " fallbacks for this reason are logged at DEBUG)", reason, cause);
+    } else {
+      LOG.debug("Using a heap packet instead of registered memory: {}",
+          reason, cause);
+    }
+  }
+}
