@@ -9,6 +9,7 @@ import java.nio.channels.ReadableByteChannel;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.LongConsumer;
 
 import org.apache.hadoop.hdfs.protocol.datatransfer.PacketHeader;
 import org.apache.hadoop.hdfs.protocol.datatransfer.PacketReceiver;
@@ -35,6 +36,7 @@ public class UcxPacketReceiver extends PacketReceiver {
   private final UcxBlockSession session;
   private final RegisteredBufferPool landing;
   private final long timeoutMs;
+  private final LongConsumer dataFetched;
   private byte[] packet = new byte[0];
   private PacketHeader header;
   private ByteBuffer checksums = ByteBuffer.allocate(0);
@@ -43,12 +45,17 @@ public class UcxPacketReceiver extends PacketReceiver {
   private long lastDataSeqno = -1;
   private long bytesFetched;
 
+  /**
+   * @param dataFetched told the data bytes (checksums excluded) of every
+   *     packet fetched, for the DataNode's counters
+   */
   public UcxPacketReceiver(UcxBlockSession session,
-      RegisteredBufferPool landing, long timeoutMs) {
+      RegisteredBufferPool landing, long timeoutMs, LongConsumer dataFetched) {
     super(false);
     this.session = session;
     this.landing = landing;
     this.timeoutMs = timeoutMs;
+    this.dataFetched = dataFetched;
   }
 
   @Override
@@ -112,6 +119,7 @@ public class UcxPacketReceiver extends PacketReceiver {
     }
     if (length > 0) {
       fetch(arrival, length);
+      dataFetched.accept(dataLength);
     }
     checksums = ByteBuffer.wrap(packet, 0, checksumLength).slice();
     data = ByteBuffer.wrap(packet, checksumLength, dataLength).slice();

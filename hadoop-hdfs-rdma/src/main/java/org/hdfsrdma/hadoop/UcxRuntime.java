@@ -3,12 +3,20 @@ package org.hdfsrdma.hadoop;
 import java.io.Closeable;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.util.Collections;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hdfs.protocol.datatransfer.PacketHeader;
 import org.apache.hadoop.hdfs.protocol.datatransfer.PacketReceiver;
 import org.apache.hadoop.net.NetUtils;
 import org.hdfsrdma.ucx.EndpointCache;
+import org.hdfsrdma.ucx.RegisteredBuffer;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
 import org.hdfsrdma.ucx.UcxContext;
 import org.hdfsrdma.ucx.UcxListener;
@@ -42,6 +50,14 @@ public final class UcxRuntime implements Closeable {
   private final SessionTable sessions = new SessionTable();
   private UcxListener listener;
   private RegisteredBufferPool landingPool;
+  private RegisteredBufferPool clientPool;
+  private RegisteredBufferPool anchorPool;
+  private RegisteredBuffer anchor;
+  private final AtomicLong dataBytesSent = new AtomicLong();
+  private final ConcurrentHashMap<String, AtomicLong> dataBytesFetched =
+      new ConcurrentHashMap<String, AtomicLong>();
+  private static final Set<String> LOGGED =
+      Collections.newSetFromMap(new ConcurrentHashMap<String, Boolean>());
 
   private UcxRuntime(Configuration conf) throws UcxUnavailableException {
     this.conf = conf;
@@ -160,12 +176,96 @@ public final class UcxRuntime implements Closeable {
     return landingPool;
   }
 
+  /**
+   * The client side's registered memory that packets are written into, with
+   * buffers for packets of up to {@code packetSize} bytes (the first
+   * stream's dfs.client-write-packet-size sets it for the JVM).
+   */
+  public synchronized RegisteredBufferPool clientPool(int packetSize) {
+    if (clientPool == null) {
+      int buffer = PacketHeader.PKT_MAX_HEADER_LEN + packetSize;
+      long slab = Math.max(buffer, conf.getLong(
+          HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_POOL_SLAB_BYTES_KEY,
+          HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_POOL_SLAB_BYTES_DEFAULT)
+          / buffer * buffer);
+      long cap = Math.max(slab, conf.getLong(
+          HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_POOL_MAX_BYTES_KEY,
+          HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_POOL_MAX_BYTES_DEFAULT)
+          / slab * slab);
+      clientPool = new RegisteredBufferPool(context, "client-packets",
+          buffer, slab, cap, false);
+    }
+    return clientPool;
+  }
+
+  /** How long a writer waits for a registered packet buffer. */
+  public long clientBufferWaitMs() {
+    return conf.getLong(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_BUFFER_WAIT_MS_KEY,
+        HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_BUFFER_WAIT_MS_DEFAULT);
+  }
+
+  /**
+   * A small registered buffer held for the JVM's life: the region that
+   * descriptors of packets without bytes (heartbeats, empty end-of-block
+   * and sync packets) name, since a descriptor always names a region.
+   */
+  public synchronized RegisteredBuffer anchor() throws IOException {
+    if (anchor == null) {
+      anchorPool = new RegisteredBufferPool(context, "anchor", 4096, 4096,
+          4096, false);
+      anchor = anchorPool.acquire(1000);
+    }
+    return anchor;
+  }
+
+  /** Data bytes this JVM's clients sent as descriptors. */
+  public void countSent(long dataBytes) {
+    dataBytesSent.addAndGet(dataBytes);
+  }
+
+  public long dataBytesSent() {
+    return dataBytesSent.get();
+  }
+
+  /** Data bytes a DataNode of this JVM fetched by get. */
+  public void countFetched(String dataNode, long dataBytes) {
+    AtomicLong counter = dataBytesFetched.get(dataNode);
+    if (counter == null) {
+      dataBytesFetched.putIfAbsent(dataNode, new AtomicLong());
+      counter = dataBytesFetched.get(dataNode);
+    }
+    counter.addAndGet(dataBytes);
+  }
+
+  /** Data bytes fetched by get, by DataNode transfer address. */
+  public Map<String, Long> dataBytesFetched() {
+    Map<String, Long> copy = new TreeMap<String, Long>();
+    for (Map.Entry<String, AtomicLong> e : dataBytesFetched.entrySet()) {
+      copy.put(e.getKey(), e.getValue().get());
+    }
+    return copy;
+  }
+
+  /** Logs {@code message} at INFO the first time {@code key} is seen. */
+  public static void logOnce(String key, String message) {
+    if (LOGGED.add(key)) {
+      LOG.info(message);
+    }
+  }
+
   @Override
   public synchronized void close() {
     endpoints.close();
     worker.close();
     if (landingPool != null) {
       landingPool.close();
+    }
+    if (clientPool != null) {
+      clientPool.close();
+    }
+    if (anchor != null) {
+      anchor.release();
+      anchorPool.close();
     }
     context.close();
   }

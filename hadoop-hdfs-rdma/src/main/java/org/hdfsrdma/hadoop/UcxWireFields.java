@@ -698,37 +698,45 @@ public final class UcxWireFields {
   }
 
   /**
-   * The UCX session id S of a pipeline (DESIGN.md section 2): the first 8
-   * bytes, as a big-endian long, of HMAC-SHA256 with {@code key} over
+   * The UCX session id S of one DataNode's part of a pipeline (DESIGN.md
+   * section 2): the first 8 bytes, as a big-endian long, of HMAC-SHA256
+   * with {@code key} over
    * <pre>
    *   u32 len | "hdfs-rdma/1" | u32 len | nonce | u32 len |
-   *   blockPoolId (UTF-8) | u64 blockId | u64 generationStamp
+   *   blockPoolId (UTF-8) | u32 len | dataNode (UTF-8) | u64 blockId |
+   *   u64 generationStamp
    * </pre>
    * Every variable-length part is length-prefixed, so no two input tuples
-   * give the same message. The client and every DataNode compute S
-   * independently; it never travels on the socket.
+   * give the same message. The client and the DataNode compute S
+   * independently; it never travels on the socket. It names the DataNode,
+   * so each node of a pipeline has its own session even where several
+   * DataNodes share one JVM and one UCX listener (MiniDFSCluster), and a
+   * descriptor meant for one DataNode is refused by another.
    *
    * @param key the block token's password; when null or empty (block
    *     tokens off, data transfer unauthenticated anyway), the nonce is
    *     the key
    * @param nonce the request's 16-byte nonce R
+   * @param dataNode the DataNode's transfer address, ip:port
    */
   public static long sessionId(byte[] key, byte[] nonce, String blockPoolId,
-      long blockId, long generationStamp) {
+      String dataNode, long blockId, long generationStamp) {
     if (nonce == null || nonce.length != WriteRequest.NONCE_LENGTH) {
       throw new IllegalArgumentException("nonce must be "
           + WriteRequest.NONCE_LENGTH + " bytes");
     }
-    if (blockPoolId == null) {
-      throw new IllegalArgumentException("blockPoolId is null");
+    if (blockPoolId == null || dataNode == null) {
+      throw new IllegalArgumentException("blockPoolId or dataNode is null");
     }
     byte[] k = key == null || key.length == 0 ? nonce : key;
     byte[] pool = blockPoolId.getBytes(StandardCharsets.UTF_8);
-    ByteBuffer msg = ByteBuffer.allocate(12 + SESSION_LABEL.length
-        + nonce.length + pool.length + 16);
+    byte[] node = dataNode.getBytes(StandardCharsets.UTF_8);
+    ByteBuffer msg = ByteBuffer.allocate(16 + SESSION_LABEL.length
+        + nonce.length + pool.length + node.length + 16);
     msg.putInt(SESSION_LABEL.length).put(SESSION_LABEL)
         .putInt(nonce.length).put(nonce)
         .putInt(pool.length).put(pool)
+        .putInt(node.length).put(node)
         .putLong(blockId).putLong(generationStamp);
     try {
       Mac mac = Mac.getInstance(HMAC);

@@ -88,7 +88,8 @@ public class TestUcxPacketReceiver {
   }
 
   private UcxPacketReceiver receiver(UcxBlockSession session, long timeoutMs) {
-    return new UcxPacketReceiver(session, runtime.landingPool(), timeoutMs);
+    return new UcxPacketReceiver(session, runtime.landingPool(), timeoutMs,
+        n -> runtime.countFetched("test", n));
   }
 
   @Test(timeout = 60_000)
@@ -127,6 +128,8 @@ public class TestUcxPacketReceiver {
       receiver.receiveNextPacket((java.io.InputStream) null);
       assertTrue(receiver.getHeader().isLastPacketInBlock());
       assertEquals(3L * (CHECKSUMS + DATA), receiver.bytesFetched());
+      assertEquals(Long.valueOf(3L * DATA),
+          runtime.dataBytesFetched().get("test"));
       try {
         receiver.receiveNextPacket((java.io.InputStream) null);
         fail("a packet after the last one");

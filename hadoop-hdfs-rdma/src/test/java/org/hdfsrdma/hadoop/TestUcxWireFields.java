@@ -61,6 +61,8 @@ import com.google.protobuf.UnknownFieldSet;
  */
 public class TestUcxWireFields {
 
+  private static final String DN = "127.0.0.1:1";
+
   private static final byte[] NONCE = new byte[] {
       1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, (byte) 0xff};
 
@@ -705,36 +707,37 @@ public class TestUcxWireFields {
   public void testSessionId() {
     byte[] key = "password".getBytes(StandardCharsets.UTF_8);
     String pool = BLOCK.getBlockPoolId();
-    long s = UcxWireFields.sessionId(key, NONCE, pool, 7L, 1001L);
+    long s = UcxWireFields.sessionId(key, NONCE, pool, DN, 7L, 1001L);
     assertEquals(s, UcxWireFields.sessionId(key.clone(), NONCE.clone(),
-        new String(pool), 7L, 1001L));
+        new String(pool), DN, 7L, 1001L));
 
     byte[] otherNonce = NONCE.clone();
     otherNonce[15] ^= 1;
     long[] others = {
         UcxWireFields.sessionId("passwore".getBytes(StandardCharsets.UTF_8),
-            NONCE, pool, 7L, 1001L),
-        UcxWireFields.sessionId(key, otherNonce, pool, 7L, 1001L),
-        UcxWireFields.sessionId(key, NONCE, pool + "x", 7L, 1001L),
-        UcxWireFields.sessionId(key, NONCE, pool, 8L, 1001L),
-        UcxWireFields.sessionId(key, NONCE, pool, 7L, 1002L),
-        UcxWireFields.sessionId(key, NONCE, pool, 1001L, 7L)};
+            NONCE, pool, DN, 7L, 1001L),
+        UcxWireFields.sessionId(key, otherNonce, pool, DN, 7L, 1001L),
+        UcxWireFields.sessionId(key, NONCE, pool + "x", DN, 7L, 1001L),
+        UcxWireFields.sessionId(key, NONCE, pool, DN, 8L, 1001L),
+        UcxWireFields.sessionId(key, NONCE, pool, DN, 7L, 1002L),
+        UcxWireFields.sessionId(key, NONCE, pool, DN, 1001L, 7L),
+        UcxWireFields.sessionId(key, NONCE, pool, "127.0.0.1:2", 7L, 1001L)};
     for (long o : others) {
       assertNotEquals(s, o);
     }
 
     // no key: the nonce is the key
-    long noKey = UcxWireFields.sessionId(new byte[0], NONCE, pool, 7L, 1001L);
+    long noKey = UcxWireFields.sessionId(new byte[0], NONCE, pool, DN, 7L, 1001L);
     assertEquals(noKey,
-        UcxWireFields.sessionId(null, NONCE, pool, 7L, 1001L));
+        UcxWireFields.sessionId(null, NONCE, pool, DN, 7L, 1001L));
     assertEquals(noKey,
-        UcxWireFields.sessionId(NONCE, NONCE, pool, 7L, 1001L));
+        UcxWireFields.sessionId(NONCE, NONCE, pool, DN, 7L, 1001L));
     assertNotEquals(noKey, s);
     assertNotEquals(noKey,
-        UcxWireFields.sessionId(null, otherNonce, pool, 7L, 1001L));
+        UcxWireFields.sessionId(null, otherNonce, pool, DN, 7L, 1001L));
 
     try {
-      UcxWireFields.sessionId(key, new byte[8], pool, 7L, 1001L);
+      UcxWireFields.sessionId(key, new byte[8], pool, DN, 7L, 1001L);
       fail("accepted an 8-byte nonce");
     } catch (IllegalArgumentException expected) {
     }

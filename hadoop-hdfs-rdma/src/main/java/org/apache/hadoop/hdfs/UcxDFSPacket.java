@@ -83,6 +83,8 @@ class UcxDFSPacket extends DFSPacket {
   private final int capacity;
   private final long offsetInBlock;
   private boolean syncBlock;
+  /** Flipped for a DataNode's get by the fault injector, not yet undone. */
+  boolean corruptedForGet;
 
   // As in DFSPacket: [header room][checksums ... ][data ...]
   private int checksumStart;
@@ -256,6 +258,16 @@ class UcxDFSPacket extends DFSPacket {
   synchronized void releaseBuffer(ByteArrayManager bam) {
     mem = null;
     lease.release();
+  }
+
+  /** Offset of the packet's first data byte in its block. */
+  long offsetInBlock() {
+    return offsetInBlock;
+  }
+
+  /** Whether the writer asked DataNodes to sync the block (hsync). */
+  synchronized boolean syncBlock() {
+    return syncBlock;
   }
 
   /** The registered buffer this packet was created in. */

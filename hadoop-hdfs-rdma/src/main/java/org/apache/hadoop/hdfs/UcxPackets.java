@@ -23,6 +23,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.hadoop.classification.InterfaceAudience;
 import org.apache.hadoop.hdfs.protocol.datatransfer.PacketHeader;
 import org.hdfsrdma.ucx.PoolExhaustedException;
+import org.hdfsrdma.hadoop.UcxRuntime;
 import org.hdfsrdma.ucx.RegisteredBuffer;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
 import org.slf4j.Logger;
@@ -92,6 +93,27 @@ public final class UcxPackets {
       lease.release();
       throw e;
     }
+  }
+
+  /**
+   * The packet {@code DFSOutputStream.createPacket} should use for
+   * {@code client}: a registered one when the client has the UCX path on,
+   * else null (stock). Packets without bytes stay on the heap: a
+   * descriptor for them names no packet memory.
+   */
+  public static DFSPacket forClient(DFSClient client, int packetSize,
+      int chunksPerPkt, long offsetInBlock, long seqno, int checksumSize,
+      boolean lastPacketInBlock) throws InterruptedIOException {
+    if (packetSize == 0) {
+      return null;
+    }
+    UcxRuntime runtime = UcxClients.runtimeFor(client);
+    if (runtime == null) {
+      return null;
+    }
+    return newPacket(runtime.clientPool(client.getConf().getWritePacketSize()),
+        runtime.clientBufferWaitMs(), packetSize, chunksPerPkt, offsetInBlock,
+        seqno, checksumSize, lastPacketInBlock);
   }
 
   private static void fallBack(AtomicBoolean warned, String reason,

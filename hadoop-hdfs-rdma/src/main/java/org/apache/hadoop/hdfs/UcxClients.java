@@ -1,0 +1,49 @@
+package org.apache.hadoop.hdfs;
+
+import org.apache.hadoop.classification.InterfaceAudience;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hdfs.client.HdfsClientConfigKeys;
+import org.hdfsrdma.hadoop.HdfsRdmaConfigKeys;
+import org.hdfsrdma.hadoop.UcxRuntime;
+import org.hdfsrdma.ucx.UcxUnavailableException;
+
+/**
+ * Whether a client writes with the UCX data path, decided once per
+ * DFSClient configuration: it must be switched on, UCX must be usable in
+ * this JVM, and no data-transfer encryption or SASL integrity/privacy may
+ * be configured (UCX gives no such protection). Each reason to stay on
+ * TCP is logged once.
+ */
+@InterfaceAudience.Private
+final class UcxClients {
+
+  private UcxClients() {
+  }
+
+  /** The JVM's UCX runtime when {@code client} writes over UCX, else null. */
+  static UcxRuntime runtimeFor(DFSClient client) {
+    Configuration conf = client.getConfiguration();
+    if (!conf.getBoolean(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY,
+        HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_DEFAULT)) {
+      return null;
+    }
+    String protection = conf.getTrimmed(
+        HdfsClientConfigKeys.DFS_DATA_TRANSFER_PROTECTION_KEY, "");
+    // DFSConfigKeys.DFS_ENCRYPT_DATA_TRANSFER_KEY lives in hadoop-hdfs.
+    if (conf.getBoolean("dfs.encrypt.data.transfer", false)
+        || protection.contains("integrity")
+        || protection.contains("privacy")) {
+      UcxRuntime.logOnce("client-protection", "hdfs-rdma: data-transfer"
+          + " encryption or a SASL QOP of integrity/privacy is configured;"
+          + " UCX gives no such protection, so writes stay on TCP");
+      return null;
+    }
+    try {
+      return UcxRuntime.get(conf);
+    } catch (UcxUnavailableException e) {
+      UcxRuntime.logOnce("client-unavailable", "hdfs-rdma: UCX unavailable,"
+          + " writes stay on TCP: " + e.getMessage());
+      return null;
+    }
+  }
+}
