@@ -56,7 +56,7 @@ public final class HdfsRdmaConfigKeys {
   public static final long DFS_DATANODE_RDMA_GET_TIMEOUT_MS_DEFAULT = 60000;
   public static final String DFS_DATANODE_RDMA_MAX_QUEUED_PACKETS_KEY =
       "dfs.datanode.rdma.max-queued-packets";
-  public static final int DFS_DATANODE_RDMA_MAX_QUEUED_PACKETS_DEFAULT = 256;
+  public static final int DFS_DATANODE_RDMA_MAX_QUEUED_PACKETS_DEFAULT = 4096;
 
   // Both.
   /** UCX_TLS for this JVM's UCX context; empty: UCX chooses. */

@@ -105,6 +105,9 @@ public final class UcxRuntime implements Closeable {
       instance = new UcxRuntime(withDefaults);
       LOG.info("UCX runtime started (UCX {})",
           org.hdfsrdma.ucx.NativeIntrospection.loadedUcxVersion());
+      final UcxRuntime started = instance;
+      Runtime.getRuntime().addShutdownHook(new Thread(started::reportTotals,
+          "hdfs-rdma-totals"));
     }
     return instance;
   }
@@ -244,6 +247,29 @@ public final class UcxRuntime implements Closeable {
       copy.put(e.getKey(), e.getValue().get());
     }
     return copy;
+  }
+
+  /**
+   * Logs what this JVM moved over UCX, and appends it to the file named by
+   * the system property {@code hdfsrdma.stats.file} when set (test runs sum
+   * these lines over their JVMs).
+   */
+  void reportTotals() {
+    long fetched = 0;
+    for (long n : dataBytesFetched().values()) {
+      fetched += n;
+    }
+    String line = "ucx-data-bytes-sent=" + dataBytesSent() + " "
+        + "ucx-data-bytes-fetched=" + fetched;
+    LOG.info("hdfs-rdma totals: {}", line);
+    String file = System.getProperty("hdfsrdma.stats.file");
+    if (file != null) {
+      try (java.io.FileWriter w = new java.io.FileWriter(file, true)) {
+        w.write(line + "\n");
+      } catch (IOException e) {
+        LOG.warn("cannot append UCX totals to {}: {}", file, e.toString());
+      }
+    }
   }
 
   /** Logs {@code message} at INFO the first time {@code key} is seen. */

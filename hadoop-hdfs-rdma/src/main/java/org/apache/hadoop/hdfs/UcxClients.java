@@ -23,6 +23,9 @@ final class UcxClients {
   /** The JVM's UCX runtime when {@code client} writes over UCX, else null. */
   static UcxRuntime runtimeFor(DFSClient client) {
     Configuration conf = client.getConfiguration();
+    if (conf == null) {
+      return null; // a stand-in client (Hadoop's tests mock DFSClient)
+    }
     if (!conf.getBoolean(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY,
         HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_DEFAULT)) {
       return null;
