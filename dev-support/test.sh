@@ -8,4 +8,14 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 # shellcheck source=dev-support/java-env.sh
 . "$here/dev-support/java-env.sh"
 cd "$here"
+rm -f hadoop-hdfs-rdma/target/ucx-totals.txt
 mvn -B -ntp verify "$@"
+
+# What the UCX path carried during the HDFS tests, summed over their JVMs.
+totals=hadoop-hdfs-rdma/target/ucx-totals.txt
+if [ -f "$totals" ]; then
+  awk -F'[= ]' '{ sent += $2; fetched += $4 } END {
+    printf "UCX path over the HDFS tests: %d JVMs, %d data bytes sent as" \
+      " descriptors, %d data bytes fetched by DataNodes with UCX get\n",
+      NR, sent, fetched }' "$totals"
+fi
