@@ -18,6 +18,7 @@ import org.apache.hadoop.net.NetUtils;
 import org.hdfsrdma.ucx.EndpointCache;
 import org.hdfsrdma.ucx.RegisteredBuffer;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
+import org.hdfsrdma.ucx.UcxConnection;
 import org.hdfsrdma.ucx.UcxContext;
 import org.hdfsrdma.ucx.UcxListener;
 import org.hdfsrdma.ucx.UcxUnavailableException;
@@ -56,6 +57,10 @@ public final class UcxRuntime implements Closeable {
   private final AtomicLong dataBytesSent = new AtomicLong();
   private final ConcurrentHashMap<String, AtomicLong> dataBytesFetched =
       new ConcurrentHashMap<String, AtomicLong>();
+  private final Set<UcxConnection> transportsNoted =
+      Collections.newSetFromMap(new ConcurrentHashMap<UcxConnection, Boolean>());
+  private final Set<String> transportsSeen =
+      Collections.newSetFromMap(new ConcurrentHashMap<String, Boolean>());
   private static final Set<String> LOGGED =
       Collections.newSetFromMap(new ConcurrentHashMap<String, Boolean>());
 
@@ -221,6 +226,19 @@ public final class UcxRuntime implements Closeable {
     return anchor;
   }
 
+  /**
+   * Logs, once per connection, which UCX transports carry it, and keeps the
+   * summary for {@link #reportTotals}.
+   */
+  public void noteTransports(UcxConnection connection) {
+    if (transportsNoted.add(connection)) {
+      connection.transports().thenAccept(report -> {
+        transportsSeen.add(report.toString());
+        LOG.info("hdfs-rdma: UCX to {}: {}", connection.peer(), report);
+      });
+    }
+  }
+
   /** Data bytes this JVM's clients sent as descriptors. */
   public void countSent(long dataBytes) {
     dataBytesSent.addAndGet(dataBytes);
@@ -260,7 +278,8 @@ public final class UcxRuntime implements Closeable {
       fetched += n;
     }
     String line = "ucx-data-bytes-sent=" + dataBytesSent() + " "
-        + "ucx-data-bytes-fetched=" + fetched;
+        + "ucx-data-bytes-fetched=" + fetched + " transports="
+        + String.join(";", transportsSeen).replace(' ', '_');
     LOG.info("hdfs-rdma totals: {}", line);
     String file = System.getProperty("hdfsrdma.stats.file");
     if (file != null) {

@@ -193,6 +193,9 @@ public final class UcxStreamerState {
             + " TCP for the next " + retryMs + " ms", e);
       }
     }
+    for (int i = 0; i < connected.length; i++) {
+      runtime.noteTransports(connected[i]);
+    }
     connections = connected;
     active = true;
     sendFailure = null;

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# The main job: put a local file onto HDFS through the UCX write path, the
+# way `hdfs dfs -put` does (FsShell, one client JVM), read it back, compare,
+# and say how many bytes the DataNodes fetched by UCX get.
+#
+#   dev-support/put.sh FILE                  embedded cluster (default)
+#   dev-support/put.sh --conf DIR FILE       an existing cluster whose client
+#                                            configuration is in DIR
+#
+# The embedded cluster is a NameNode and three DataNodes, each its own JVM
+# on loopback, with the drop-in jar first on their class path; it is
+# stopped afterwards. Replication 3. Needs dev-support/setup.sh first.
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")/.." && pwd)"
+# shellcheck source=dev-support/java-env.sh
+. "$here/dev-support/java-env.sh"
+
+conf_dir=""
+if [ "${1:-}" = "--conf" ]; then
+  conf_dir="$(cd "$2" && pwd)"
+  shift 2
+fi
+[ $# -eq 1 ] && [ -f "$1" ] || {
+  echo "usage: dev-support/put.sh [--conf HADOOP_CONF_DIR] FILE" >&2
+  exit 2
+}
+file="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+size=$(stat -c %s "$file")
+
+dropin=$(ls "$here"/hadoop-hdfs-rdma/target/hadoop-hdfs-rdma-*-dropin.jar \
+  2>/dev/null | head -1)
+[ -n "$dropin" ] || { echo "no drop-in jar: run dev-support/setup.sh" >&2;
+  exit 1; }
+work="$(mktemp -d /tmp/hdfs-rdma-put.XXXXXX)"
+cp_file="$work/hadoop.classpath"
+(cd "$here" && mvn -B -q -ntp -pl hadoop-hdfs-rdma dependency:build-classpath \
+  -Dmdep.outputFile="$cp_file" -Dmdep.includeScope=provided >/dev/null)
+hadoop_cp="$(cat "$cp_file")"
+
+pids=()
+stop_cluster() {
+  local pid
+  for pid in "${pids[@]}"; do
+    kill "$pid" 2>/dev/null || true
+  done
+  for pid in "${pids[@]}"; do
+    wait "$pid" 2>/dev/null || true
+  done
+}
+trap stop_cluster EXIT
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0));
+print(s.getsockname()[1]); s.close()'
+}
+
+if [ -z "$conf_dir" ]; then
+  conf_dir="$work/conf"
+  mkdir -p "$conf_dir"
+  nn_port=$(free_port)
+  cat > "$conf_dir/core-site.xml" <<EOF
+<?xml version="1.0"?>
+<configuration>
+  <property><name>fs.defaultFS</name><value>hdfs://127.0.0.1:$nn_port</value></property>
+  <property><name>hadoop.tmp.dir</name><value>$work/tmp</value></property>
+</configuration>
+EOF
+  cat > "$conf_dir/hdfs-site.xml" <<EOF
+<?xml version="1.0"?>
+<configuration>
+  <property><name>dfs.replication</name><value>3</value></property>
+  <property><name>dfs.namenode.name.dir</name><value>$work/name</value></property>
+  <property><name>dfs.namenode.http-address</name><value>127.0.0.1:0</value></property>
+  <property><name>dfs.namenode.datanode.registration.ip-hostname-check</name><value>false</value></property>
+  <property><name>dfs.datanode.plugins</name><value>org.hdfsrdma.hadoop.UcxDataNodePlugin</value></property>
+  <property><name>dfs.datanode.rdma.enabled</name><value>true</value></property>
+  <property><name>dfs.datanode.rdma.address</name><value>127.0.0.1:0</value></property>
+  <property><name>dfs.client.rdma.enabled</name><value>true</value></property>
+</configuration>
+EOF
+  cat > "$conf_dir/log4j.properties" <<'EOF'
+log4j.rootLogger=INFO,console
+log4j.appender.console=org.apache.log4j.ConsoleAppender
+log4j.appender.console.layout=org.apache.log4j.PatternLayout
+log4j.appender.console.layout.ConversionPattern=%d{ISO8601} %-5p %c{2}: %m%n
+EOF
+  daemon_cp="$dropin:$conf_dir:$hadoop_cp"
+  java -cp "$daemon_cp" org.apache.hadoop.hdfs.server.namenode.NameNode \
+    -format -force -nonInteractive > "$work/format.log" 2>&1
+  java -Xmx1g -cp "$daemon_cp" \
+    org.apache.hadoop.hdfs.server.namenode.NameNode > "$work/nn.log" 2>&1 &
+  pids+=($!)
+  for i in 1 2 3; do
+    java -Xmx1g -Dhdfsrdma.stats.file="$work/totals-dn$i.txt" \
+      -cp "$daemon_cp" org.apache.hadoop.hdfs.server.datanode.DataNode \
+      -D dfs.datanode.data.dir="$work/data$i" \
+      -D dfs.datanode.address=127.0.0.1:0 \
+      -D dfs.datanode.http.address=127.0.0.1:0 \
+      -D dfs.datanode.ipc.address=127.0.0.1:0 > "$work/dn$i.log" 2>&1 &
+    pids+=($!)
+  done
+  echo "embedded cluster: NameNode 127.0.0.1:$nn_port, 3 DataNodes, logs in $work"
+  deadline=$((SECONDS + 120))
+  until java -cp "$daemon_cp" org.apache.hadoop.hdfs.tools.DFSAdmin -report \
+      2>/dev/null | grep -q "Live datanodes (3)"; do
+    if [ $SECONDS -gt $deadline ]; then
+      echo "the embedded cluster did not come up; see $work/*.log" >&2
+      exit 1
+    fi
+    sleep 1
+  done
+fi
+
+client_cp="$dropin:$conf_dir:$hadoop_cp"
+target="/hdfs-rdma-put/$(basename "$file").$$"
+java -cp "$client_cp" org.apache.hadoop.fs.FsShell -mkdir -p /hdfs-rdma-put \
+  > "$work/mkdir.log" 2>&1 || { cat "$work/mkdir.log" >&2; exit 1; }
+start=$(date +%s.%N)
+java -Dhdfsrdma.stats.file="$work/totals-client.txt" -cp "$client_cp" \
+  org.apache.hadoop.fs.FsShell -D dfs.client.rdma.enabled=true \
+  -put "$file" "$target" > "$work/put.log" 2>&1 \
+  || { cat "$work/put.log" >&2; exit 1; }
+end=$(date +%s.%N)
+java -cp "$client_cp" org.apache.hadoop.fs.FsShell -get "$target" \
+  "$work/readback" > "$work/get.log" 2>&1
+cmp "$file" "$work/readback" || { echo "read-back differs!" >&2; exit 1; }
+replication=$(java -cp "$client_cp" org.apache.hadoop.fs.FsShell -stat %r \
+  "$target" 2>/dev/null | grep -E '^[0-9]+$' | tail -1)
+
+stop_cluster
+pids=()
+fetched=$(cat "$work"/totals-dn*.txt 2>/dev/null | awk -F'[= ]' \
+  '{ f += $4 } END { print f + 0 }')
+transports=$(grep -ho "transports=[^ ]*" "$work/totals-client.txt" \
+  2>/dev/null | head -1 | sed 's/transports=//; s/_/ /g')
+expected=$((size * replication))
+printf 'put %s (%d bytes, replication %d) in %.2f s; read back identical\n' \
+  "$file" "$size" "$replication" "$(awk -v a="$start" -v b="$end" \
+  'BEGIN { print b - a }')"
+if [ -f "$work/totals-dn1.txt" ]; then
+  printf 'bytes moved by UCX get: %d of %d; over TCP: %d\n' "$fetched" \
+    "$expected" $((expected - fetched))
+  echo "UCX transports: ${transports:-none}"
+else
+  echo "UCX counters are read from the embedded cluster's DataNodes only"
+fi
