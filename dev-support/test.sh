@@ -11,6 +11,18 @@ cd "$here"
 rm -f hadoop-hdfs-rdma/target/ucx-totals.txt
 mvn -B -ntp verify "$@"
 
+# Hadoop's own tests: with the UCX path on, and on the stock jars.
+count() { # reports-dir
+  cat "$1"/org.apache.hadoop.hdfs.Test*.txt 2>/dev/null | awk -F'[ ,]+' \
+    '/^Tests run:/ { r += $3; f += $5 + $7 } END { printf "%d run, %d failed", r, f }'
+}
+reports=hadoop-hdfs-rdma/target
+if [ -d "$reports/surefire-reports-stock" ]; then
+  echo "Hadoop's write-path tests: patched jar with UCX on: $(count \
+    "$reports/surefire-reports"); stock 2.9.2 jars: $(count \
+    "$reports/surefire-reports-stock")"
+fi
+
 # What the UCX path carried during the HDFS tests, summed over their JVMs.
 totals=hadoop-hdfs-rdma/target/ucx-totals.txt
 if [ -f "$totals" ]; then
