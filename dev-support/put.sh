@@ -132,6 +132,11 @@ stop_cluster
 pids=()
 fetched=$(cat "$work"/totals-dn*.txt 2>/dev/null | awk -F'[= ]' \
   '{ f += $4 } END { print f + 0 }')
+replicas=$(cat "$work"/totals-dn*.txt 2>/dev/null | awk '{
+  for (i = 1; i <= NF; i++) { split($i, kv, "=");
+    if (kv[1] == "blocks-over-ucx") u += kv[2];
+    if (kv[1] == "blocks-over-tcp") t += kv[2] } }
+  END { printf "%d over UCX, %d over TCP", u, t }')
 transports=$(grep -ho "transports=[^ ]*" "$work/totals-client.txt" \
   2>/dev/null | head -1 | sed 's/transports=//; s/_/ /g')
 expected=$((size * replication))
@@ -141,6 +146,7 @@ printf 'put %s (%d bytes, replication %d) in %.2f s; read back identical\n' \
 if [ -f "$work/totals-dn1.txt" ]; then
   printf 'bytes moved by UCX get: %d of %d; over TCP: %d\n' "$fetched" \
     "$expected" $((expected - fetched))
+  echo "block replicas received: $replicas"
   echo "UCX transports: ${transports:-none}"
 else
   echo "UCX counters are read from the embedded cluster's DataNodes only"

@@ -55,6 +55,8 @@ public final class UcxRuntime implements Closeable {
   private RegisteredBufferPool anchorPool;
   private RegisteredBuffer anchor;
   private final AtomicLong dataBytesSent = new AtomicLong();
+  private final AtomicLong blocksOverUcx = new AtomicLong();
+  private final AtomicLong blocksOverTcp = new AtomicLong();
   private final ConcurrentHashMap<String, AtomicLong> dataBytesFetched =
       new ConcurrentHashMap<String, AtomicLong>();
   private final Set<UcxConnection> transportsNoted =
@@ -239,6 +241,24 @@ public final class UcxRuntime implements Closeable {
     }
   }
 
+  /**
+   * A DataNode of this JVM received a block from a client: over UCX (its
+   * packets never crossed the socket) or over TCP.
+   */
+  public void countReceivedBlock(boolean overUcx) {
+    (overUcx ? blocksOverUcx : blocksOverTcp).incrementAndGet();
+  }
+
+  /** Client blocks this JVM's DataNodes received with packets by UCX get. */
+  public long blocksOverUcx() {
+    return blocksOverUcx.get();
+  }
+
+  /** Client blocks this JVM's DataNodes received with packets on the socket. */
+  public long blocksOverTcp() {
+    return blocksOverTcp.get();
+  }
+
   /** Data bytes this JVM's clients sent as descriptors. */
   public void countSent(long dataBytes) {
     dataBytesSent.addAndGet(dataBytes);
@@ -279,7 +299,9 @@ public final class UcxRuntime implements Closeable {
     }
     String line = "ucx-data-bytes-sent=" + dataBytesSent() + " "
         + "ucx-data-bytes-fetched=" + fetched + " transports="
-        + String.join(";", transportsSeen).replace(' ', '_');
+        + String.join(";", transportsSeen).replace(' ', '_')
+        + " blocks-over-ucx=" + blocksOverUcx() + " blocks-over-tcp="
+        + blocksOverTcp();
     LOG.info("hdfs-rdma totals: {}", line);
     String file = System.getProperty("hdfsrdma.stats.file");
     if (file != null) {

@@ -78,6 +78,7 @@ public class TestUcxWritePath {
     new Random(size * 31L + replication).nextBytes(data);
     Path path = new Path("/ucx/" + name);
     long before = fetchedTotal();
+    long tcpBlocks = UcxRuntime.current().blocksOverTcp();
     try (FSDataOutputStream out = fs.create(path, replication)) {
       out.write(data);
     }
@@ -89,6 +90,8 @@ public class TestUcxWritePath {
         size, replication, fetched, byNode);
     assertEquals("bytes fetched by UCX get", (long) size * replication,
         fetched);
+    assertEquals("replicas whose packets came on the socket", tcpBlocks,
+        UcxRuntime.current().blocksOverTcp());
   }
 
   @Test(timeout = 300_000)

@@ -196,6 +196,8 @@ public class TestUcxWritePathScenarios {
     assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs, path));
     assertEquals("every pipeline includes the DataNode without UCX", 0,
         fetched() - before);
+    assertEquals("no replica came over UCX", 0,
+        UcxRuntime.current().blocksOverUcx());
   }
 
   @Test(timeout = 300_000)

@@ -175,7 +175,11 @@ public final class UcxDataNodeWrite {
   public BlockOpResponseProto.Builder commit(
       BlockOpResponseProto.Builder reply, Status status, int mirrors,
       BlockReceiver receiver) {
+    UcxRuntime current = UcxRuntime.current();
     if (session == null) {
+      if (current != null && receiver != null) {
+        current.countReceivedBlock(false);
+      }
       return reply;
     }
     if (status != Status.SUCCESS || receiver == null
@@ -183,6 +187,9 @@ public final class UcxDataNodeWrite {
       LOG.debug("hdfs-rdma: {} on TCP: {} of {} mirrors committed",
           session.description(), downstream.size(), mirrors);
       close();
+      if (receiver != null) {
+        runtime.countReceivedBlock(false);
+      }
       return reply;
     }
     List<CommitEntry> entries = new ArrayList<CommitEntry>(mirrors + 1);
@@ -197,6 +204,7 @@ public final class UcxDataNodeWrite {
     receiver.setPacketReceiver(new UcxPacketReceiver(session,
         r.landingPool(), getTimeoutMs, n -> r.countFetched(dataNode, n)));
     committed = true;
+    runtime.countReceivedBlock(true);
     return UcxWireFields.withCommits(reply, entries);
   }
 
