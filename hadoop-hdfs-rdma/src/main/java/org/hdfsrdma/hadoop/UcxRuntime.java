@@ -170,18 +170,18 @@ public final class UcxRuntime implements Closeable {
     return listener.address();
   }
 
+  /** Bytes registered at a time by the DataNode's landing pool. */
+  private static final long LANDING_SLAB_BYTES = 4L * 1024 * 1024;
+
   /** The DataNode side's registered memory that gets land in. */
   public synchronized RegisteredBufferPool landingPool() {
     if (landingPool == null) {
       int buffer = conf.getInt(
           HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_PACKET_BUFFER_BYTES_KEY,
           HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_PACKET_BUFFER_BYTES_DEFAULT);
-      long cap = Math.max(buffer, conf.getLong(
-          HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_POOL_MAX_BYTES_KEY,
-          HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_POOL_MAX_BYTES_DEFAULT)
-          / buffer * buffer);
-      landingPool = new RegisteredBufferPool(context, "datanode-landing",
-          buffer, buffer, cap, false);
+      landingPool = pool("datanode-landing", buffer, LANDING_SLAB_BYTES,
+          conf.getLong(HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_POOL_MAX_BYTES_KEY,
+              HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_POOL_MAX_BYTES_DEFAULT));
     }
     return landingPool;
   }
@@ -193,19 +193,27 @@ public final class UcxRuntime implements Closeable {
    */
   public synchronized RegisteredBufferPool clientPool(int packetSize) {
     if (clientPool == null) {
-      int buffer = PacketHeader.PKT_MAX_HEADER_LEN + packetSize;
-      long slab = Math.max(buffer, conf.getLong(
-          HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_POOL_SLAB_BYTES_KEY,
-          HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_POOL_SLAB_BYTES_DEFAULT)
-          / buffer * buffer);
-      long cap = Math.max(slab, conf.getLong(
-          HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_POOL_MAX_BYTES_KEY,
-          HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_POOL_MAX_BYTES_DEFAULT)
-          / slab * slab);
-      clientPool = new RegisteredBufferPool(context, "client-packets",
-          buffer, slab, cap, false);
+      clientPool = pool("client-packets",
+          PacketHeader.PKT_MAX_HEADER_LEN + packetSize,
+          conf.getLong(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_POOL_SLAB_BYTES_KEY,
+              HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_POOL_SLAB_BYTES_DEFAULT),
+          conf.getLong(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_POOL_MAX_BYTES_KEY,
+              HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_POOL_MAX_BYTES_DEFAULT));
     }
     return clientPool;
+  }
+
+  /**
+   * A pool of {@code buffer}-byte buffers registered in slabs of about
+   * {@code slab} bytes, up to about {@code cap} bytes: both rounded down to
+   * whole multiples (at least one buffer, one slab), as the pool requires.
+   */
+  private RegisteredBufferPool pool(String name, int buffer, long slab,
+      long cap) {
+    long slabBytes = Math.max(buffer, slab / buffer * buffer);
+    long capBytes = Math.max(slabBytes, cap / slabBytes * slabBytes);
+    return new RegisteredBufferPool(context, name, buffer, slabBytes,
+        capBytes, false);
   }
 
   /** How long a writer waits for a registered packet buffer. */

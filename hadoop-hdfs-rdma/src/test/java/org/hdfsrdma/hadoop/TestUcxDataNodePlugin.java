@@ -33,6 +33,7 @@ public class TestUcxDataNodePlugin {
         UcxDataNodePlugin.class.getName());
     conf.setBoolean(HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ENABLED_KEY, enabled);
     conf.set(HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ADDRESS_KEY, "127.0.0.1:0");
+    conf.setBoolean(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY, enabled);
     return conf;
   }
 
@@ -52,11 +53,16 @@ public class TestUcxDataNodePlugin {
       UcxConnection c = runtime.endpoints().get(listener)
           .get(30, TimeUnit.SECONDS);
       c.close();
-      // Writing still works (over TCP: no hooks are patched in yet).
+      // With a UCX client (conf()), both replicas arrive by get.
       FileSystem fs = cluster.getFileSystem();
       Path file = new Path("/plugin");
       DFSTestUtil.createFile(fs, file, 1 << 20, (short) 2, 7);
       assertEquals(1 << 20, DFSTestUtil.readFileBuffer(fs, file).length);
+      long fetched = 0;
+      for (long n : runtime.dataBytesFetched().values()) {
+        fetched += n;
+      }
+      assertEquals(2L << 20, fetched);
     } finally {
       cluster.shutdown();
     }

@@ -165,6 +165,8 @@ public class TestUcxWritePathScenarios {
     try (FSDataOutputStream out = fs.create(path, (short) 3)) {
       out.write(data, 0, BLOCK_SIZE / 2);
       out.hflush();
+      assertEquals("the first half went over UCX to all three", 3L
+          * BLOCK_SIZE / 2, fetched());
       DatanodeInfo[] pipeline =
           DFSTestUtil.getAllBlocks(fs, path).get(0).getLocations();
       // Stop the middle DataNode of the pipeline, then keep writing.

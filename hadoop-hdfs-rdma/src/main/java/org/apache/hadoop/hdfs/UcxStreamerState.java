@@ -293,6 +293,7 @@ public final class UcxStreamerState {
       slots[slot] = ByteBuffer.allocateDirect(
           DESCRIPTOR_SLOT_BYTES * MAX_PIPELINE);
     }
+    byte[] rkey = region.remoteKey(); // once per packet, not per node
     List<CompletableFuture<Void>> sends =
         new ArrayList<CompletableFuture<Void>>(connections.length);
     for (int i = 0; i < connections.length; i++) {
@@ -302,7 +303,7 @@ public final class UcxStreamerState {
           .encode(sessionIds[i], block.getBlockId(), generationStamp,
               packet.getSeqno(), offsetInBlock, flags, region.regionId(),
               region.regionAddress(), region.regionLength(), address,
-              checksumLength, dataLength, region.remoteKey());
+              checksumLength, dataLength, rkey);
       final DatanodeInfo node = nodes[i];
       sends.add(connections[i].sendDescriptor(d, connectTimeoutMs)
           .whenComplete((ok, error) -> {
