@@ -35,6 +35,10 @@ public final class HdfsRdmaConfigKeys {
       "dfs.client.rdma.unreachable-retry-ms";
   public static final long DFS_CLIENT_RDMA_UNREACHABLE_RETRY_MS_DEFAULT =
       10L * 60 * 1000;
+  public static final String DFS_CLIENT_RDMA_PACKET_TIMERS_ENABLED_KEY =
+      "dfs.client.rdma.packet-timers.enabled";
+  public static final boolean DFS_CLIENT_RDMA_PACKET_TIMERS_ENABLED_DEFAULT =
+      false;
 
   // DataNode.
   public static final String DFS_DATANODE_RDMA_ENABLED_KEY =
@@ -57,6 +61,13 @@ public final class HdfsRdmaConfigKeys {
   public static final String DFS_DATANODE_RDMA_MAX_QUEUED_PACKETS_KEY =
       "dfs.datanode.rdma.max-queued-packets";
   public static final int DFS_DATANODE_RDMA_MAX_QUEUED_PACKETS_DEFAULT = 4096;
+  public static final String DFS_DATANODE_RDMA_GETS_IN_FLIGHT_KEY =
+      "dfs.datanode.rdma.gets-in-flight";
+  public static final int DFS_DATANODE_RDMA_GETS_IN_FLIGHT_DEFAULT = 4;
+  public static final String DFS_DATANODE_RDMA_PACKET_TIMERS_ENABLED_KEY =
+      "dfs.datanode.rdma.packet-timers.enabled";
+  public static final boolean DFS_DATANODE_RDMA_PACKET_TIMERS_ENABLED_DEFAULT =
+      false;
 
   // Both.
   /** UCX_TLS for this JVM's UCX context; empty: UCX chooses. */

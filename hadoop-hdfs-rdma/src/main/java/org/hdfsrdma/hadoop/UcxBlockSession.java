@@ -126,17 +126,30 @@ public final class UcxBlockSession implements Closeable {
    * @throws IOException when the session failed
    */
   public Arrival take(long timeoutMs) throws IOException {
+    Arrival next = poll(timeoutMs);
+    if (next == null) {
+      throw new SocketTimeoutException("no packet for " + description
+          + " arrived over UCX in " + timeoutMs + " ms");
+    }
+    return next;
+  }
+
+  /**
+   * The next descriptor, or null when none arrives within
+   * {@code timeoutMs} (0: only one already waiting).
+   *
+   * @throws InterruptedIOException when interrupted
+   * @throws IOException when the session failed
+   */
+  public Arrival poll(long timeoutMs) throws IOException {
     Arrival next;
     try {
-      next = arrivals.poll(timeoutMs, TimeUnit.MILLISECONDS);
+      next = timeoutMs <= 0 ? arrivals.poll()
+          : arrivals.poll(timeoutMs, TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new InterruptedIOException("interrupted waiting for a packet of "
           + description);
-    }
-    if (next == null) {
-      throw new SocketTimeoutException("no packet for " + description
-          + " arrived over UCX in " + timeoutMs + " ms");
     }
     if (next == FAILED) {
       arrivals.offer(FAILED);

@@ -11,9 +11,12 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
+import javax.management.ObjectName;
+
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.protocol.datatransfer.PacketHeader;
 import org.apache.hadoop.hdfs.protocol.datatransfer.PacketReceiver;
+import org.apache.hadoop.metrics2.util.MBeans;
 import org.apache.hadoop.net.NetUtils;
 import org.hdfsrdma.ucx.EndpointCache;
 import org.hdfsrdma.ucx.RegisteredBuffer;
@@ -55,6 +58,11 @@ public final class UcxRuntime implements Closeable {
   private RegisteredBufferPool anchorPool;
   private RegisteredBuffer anchor;
   private final AtomicLong dataBytesSent = new AtomicLong();
+  private final AtomicLong packetsFetched = new AtomicLong();
+  private final PacketPhaseTimes phaseTimes = new PacketPhaseTimes();
+  private final boolean clientTimers;
+  private final boolean dataNodeTimers;
+  private ObjectName bean;
   private final AtomicLong blocksOverUcx = new AtomicLong();
   private final AtomicLong blocksOverTcp = new AtomicLong();
   private final ConcurrentHashMap<String, AtomicLong> dataBytesFetched =
@@ -68,6 +76,12 @@ public final class UcxRuntime implements Closeable {
 
   private UcxRuntime(Configuration conf) throws UcxUnavailableException {
     this.conf = conf;
+    this.clientTimers = conf.getBoolean(
+        HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_PACKET_TIMERS_ENABLED_KEY,
+        HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_PACKET_TIMERS_ENABLED_DEFAULT);
+    this.dataNodeTimers = conf.getBoolean(
+        HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_PACKET_TIMERS_ENABLED_KEY,
+        HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_PACKET_TIMERS_ENABLED_DEFAULT);
     String problem = HadoopVersionCheck.problem();
     if (problem != null) {
       throw new UcxUnavailableException(problem);
@@ -166,6 +180,9 @@ public final class UcxRuntime implements Closeable {
         throw new IOException("cannot listen for UCX on " + bind + ": "
             + e.getMessage(), e);
       }
+      if (bean == null) {
+        bean = MBeans.register("DataNode", "HdfsRdma", new Bean());
+      }
     }
     return listener.address();
   }
@@ -257,6 +274,15 @@ public final class UcxRuntime implements Closeable {
     (overUcx ? blocksOverUcx : blocksOverTcp).incrementAndGet();
   }
 
+  /**
+   * A block counted as received over UCX came over the socket after all
+   * (the client could not reach a UCX listener of its pipeline).
+   */
+  public void recountBlockOverTcp() {
+    blocksOverUcx.decrementAndGet();
+    blocksOverTcp.incrementAndGet();
+  }
+
   /** Client blocks this JVM's DataNodes received with packets by UCX get. */
   public long blocksOverUcx() {
     return blocksOverUcx.get();
@@ -276,8 +302,25 @@ public final class UcxRuntime implements Closeable {
     return dataBytesSent.get();
   }
 
-  /** Data bytes a DataNode of this JVM fetched by get. */
+  /**
+   * The phase timers of this JVM's clients, or null when
+   * {@code dfs.client.rdma.packet-timers.enabled} is off.
+   */
+  public PacketPhaseTimes clientTimes() {
+    return clientTimers ? phaseTimes : null;
+  }
+
+  /**
+   * The phase timers of this JVM's DataNodes, or null when
+   * {@code dfs.datanode.rdma.packet-timers.enabled} is off.
+   */
+  public PacketPhaseTimes dataNodeTimes() {
+    return dataNodeTimers ? phaseTimes : null;
+  }
+
+  /** Data bytes a DataNode of this JVM fetched by get, in one packet. */
   public void countFetched(String dataNode, long dataBytes) {
+    packetsFetched.incrementAndGet();
     AtomicLong counter = dataBytesFetched.get(dataNode);
     if (counter == null) {
       dataBytesFetched.putIfAbsent(dataNode, new AtomicLong());
@@ -309,7 +352,10 @@ public final class UcxRuntime implements Closeable {
         + "ucx-data-bytes-fetched=" + fetched + " transports="
         + String.join(";", transportsSeen).replace(' ', '_')
         + " blocks-over-ucx=" + blocksOverUcx() + " blocks-over-tcp="
-        + blocksOverTcp();
+        + blocksOverTcp() + " packets-fetched=" + packetsFetched.get();
+    for (Map.Entry<String, Long> e : phaseTimes.snapshot().entrySet()) {
+      line += " " + e.getKey() + "=" + e.getValue();
+    }
     LOG.info("hdfs-rdma totals: {}", line);
     String file = System.getProperty("hdfsrdma.stats.file");
     if (file != null) {
@@ -328,8 +374,77 @@ public final class UcxRuntime implements Closeable {
     }
   }
 
+  /** The JMX view of this runtime; see {@link HdfsRdmaMXBean}. */
+  private final class Bean implements HdfsRdmaMXBean {
+
+    @Override
+    public long getDataBytesFetched() {
+      long fetched = 0;
+      for (long n : dataBytesFetched().values()) {
+        fetched += n;
+      }
+      return fetched;
+    }
+
+    @Override
+    public long getPacketsFetched() {
+      return packetsFetched.get();
+    }
+
+    @Override
+    public long getBlocksOverUcx() {
+      return blocksOverUcx();
+    }
+
+    @Override
+    public long getBlocksOverTcp() {
+      return blocksOverTcp();
+    }
+
+    @Override
+    public long getDataBytesSent() {
+      return dataBytesSent();
+    }
+
+    @Override
+    public String getTransports() {
+      return String.join("; ", new java.util.TreeSet<String>(transportsSeen));
+    }
+
+    @Override
+    public String getListenerAddress() {
+      InetSocketAddress a = listenerAddress();
+      return a == null ? "" : NetUtils.getHostPortString(a);
+    }
+
+    @Override
+    public long getLandingPoolRegisteredBytes() {
+      RegisteredBufferPool p = landingPoolIfCreated();
+      return p == null ? 0 : p.metrics().registeredBytes();
+    }
+
+    @Override
+    public long getLandingPoolInUseBytes() {
+      RegisteredBufferPool p = landingPoolIfCreated();
+      return p == null ? 0 : p.metrics().inUseBytes();
+    }
+
+    @Override
+    public Map<String, Long> getPacketPhaseTimes() {
+      return phaseTimes.snapshot();
+    }
+  }
+
+  private synchronized RegisteredBufferPool landingPoolIfCreated() {
+    return landingPool;
+  }
+
   @Override
   public synchronized void close() {
+    if (bean != null) {
+      MBeans.unregister(bean);
+      bean = null;
+    }
     endpoints.close();
     worker.close();
     if (landingPool != null) {

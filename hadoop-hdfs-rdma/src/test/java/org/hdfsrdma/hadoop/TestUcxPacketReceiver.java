@@ -89,7 +89,7 @@ public class TestUcxPacketReceiver {
 
   private UcxPacketReceiver receiver(UcxBlockSession session, long timeoutMs) {
     return new UcxPacketReceiver(session, runtime.landingPool(), timeoutMs,
-        n -> runtime.countFetched("test", n));
+        4, null, n -> runtime.countFetched("test", n), () -> { }, null);
   }
 
   @Test(timeout = 60_000)

@@ -202,6 +202,28 @@ public final class RegisteredBufferPool implements Closeable {
     }
   }
 
+  /**
+   * A free buffer if one is free now or the cap allows another slab, else
+   * null; never waits and never counts as a timeout. For opportunistic use
+   * (prefetching) that must not starve callers of {@link #acquire}.
+   */
+  public RegisteredBuffer tryAcquire() {
+    lock.lock();
+    try {
+      if (closed) {
+        throw new IllegalStateException("buffer pool " + name + " is closed");
+      }
+      Slot slot = free.poll();
+      if (slot == null && registeredBytes + slabBytes <= capBytes) {
+        addSlab();
+        slot = free.poll();
+      }
+      return slot == null ? null : lease(slot);
+    } finally {
+      lock.unlock();
+    }
+  }
+
   private void addSlab() {
     UcpMemory memory;
     ByteBuffer backing = null;

@@ -29,6 +29,7 @@ import org.apache.hadoop.classification.InterfaceAudience;
 import org.apache.hadoop.hdfs.protocol.HdfsConstants;
 import org.apache.hadoop.hdfs.protocol.datatransfer.PacketHeader;
 import org.apache.hadoop.hdfs.util.ByteArrayManager;
+import org.hdfsrdma.hadoop.PacketPhaseTimes;
 import org.hdfsrdma.ucx.RegisteredBuffer;
 
 /**
@@ -77,6 +78,8 @@ class UcxDFSPacket extends DFSPacket {
   private static final ThreadLocal<byte[]> SCRATCH = new ThreadLocal<byte[]>();
 
   private final RegisteredBuffer lease;
+  private long sentNanos;
+  private PacketPhaseTimes timesOnAck;
   /** This packet's view of the lease; null once released. */
   private ByteBuffer mem;
   /** Stock's buf.length: header room plus packetSize. */
@@ -258,6 +261,20 @@ class UcxDFSPacket extends DFSPacket {
   synchronized void releaseBuffer(ByteArrayManager bam) {
     mem = null;
     lease.release();
+    if (timesOnAck != null && sentNanos != 0) {
+      timesOnAck.add(PacketPhaseTimes.Phase.CLIENT_SENT_TO_ACK,
+          System.nanoTime() - sentNanos);
+      sentNanos = 0;
+    }
+  }
+
+  /**
+   * Notes that the packet's descriptors went out, so that its release on
+   * the pipeline ack times {@code CLIENT_SENT_TO_ACK} into {@code times}.
+   */
+  synchronized void sentAt(long nanos, PacketPhaseTimes times) {
+    sentNanos = nanos;
+    timesOnAck = times;
   }
 
   /** Offset of the packet's first data byte in its block. */

@@ -19,6 +19,7 @@ import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.BlockOpResponseP
 import org.apache.hadoop.hdfs.security.token.block.BlockTokenIdentifier;
 import org.apache.hadoop.security.token.Token;
 import org.hdfsrdma.hadoop.HdfsRdmaConfigKeys;
+import org.hdfsrdma.hadoop.PacketPhaseTimes;
 import org.hdfsrdma.hadoop.UcxRuntime;
 import org.hdfsrdma.hadoop.UcxWireFields;
 import org.hdfsrdma.hadoop.UcxWireFields.CommitEntry;
@@ -79,6 +80,7 @@ public final class UcxStreamerState {
   private boolean active;
   private long tcpOnlyBlockId = Long.MIN_VALUE;
   private volatile IOException sendFailure;
+  private volatile int failedNode = -1;
 
   private UcxStreamerState(UcxRuntime runtime, String offReason,
       long connectTimeoutMs, long retryMs) {
@@ -152,12 +154,12 @@ public final class UcxStreamerState {
   /**
    * Reads DataNode 1's reply: when every node of the pipeline committed,
    * connects to each one's UCX listener and switches the pipeline to UCX.
-   *
-   * @throws IOException when a DataNode committed but its listener cannot
-   *     be reached: the pipeline fails (its DataNodes wait for descriptors)
-   *     and that DataNode's later pipelines stay on TCP for a while
+   * When a committed listener cannot be reached, the pipeline runs over
+   * TCP after all (its DataNodes see packets on the socket instead of
+   * descriptors and read them as stock does), and pipelines through that
+   * DataNode skip UCX for {@code dfs.client.rdma.unreachable-retry-ms}.
    */
-  void onConnectAck(BlockOpResponseProto reply) throws IOException {
+  void onConnectAck(BlockOpResponseProto reply) {
     if (request == null) {
       return;
     }
@@ -176,21 +178,33 @@ public final class UcxStreamerState {
       request = null;
       return;
     }
-    UcxConnection[] connected = new UcxConnection[nodes.length];
+    // Connect to all at once: set-up time counts for small files.
+    List<CompletableFuture<UcxConnection>> pending =
+        new ArrayList<CompletableFuture<UcxConnection>>(nodes.length);
     for (int i = 0; i < nodes.length; i++) {
       CommitEntry c = commits.get(i);
-      InetSocketAddress address = new InetSocketAddress(c.getUcxHost(),
-          c.getUcxPort());
+      pending.add(runtime.endpoints().get(
+          new InetSocketAddress(c.getUcxHost(), c.getUcxPort())));
+    }
+    UcxConnection[] connected = new UcxConnection[nodes.length];
+    long deadline = System.nanoTime()
+        + TimeUnit.MILLISECONDS.toNanos(connectTimeoutMs);
+    for (int i = 0; i < nodes.length; i++) {
       try {
-        connected[i] = runtime.endpoints().get(address)
-            .get(connectTimeoutMs, TimeUnit.MILLISECONDS);
+        connected[i] = pending.get(i).get(Math.max(0,
+            deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
       } catch (Exception e) {
+        if (e instanceof InterruptedException) {
+          Thread.currentThread().interrupt();
+        }
         UNREACHABLE.put(nodes[i].getXferAddr(),
             System.currentTimeMillis() + retryMs);
         request = null;
-        throw new IOException("hdfs-rdma: UCX listener " + address + " of "
-            + nodes[i] + " unreachable for " + block + "; its pipelines use"
-            + " TCP for the next " + retryMs + " ms", e);
+        LOG.warn("hdfs-rdma: {} over TCP: UCX listener {}:{} of {} is"
+            + " unreachable ({}); pipelines through it use TCP for the next"
+            + " {} ms", block, commits.get(i).getUcxHost(),
+            commits.get(i).getUcxPort(), nodes[i], e.toString(), retryMs);
+        return;
       }
     }
     for (int i = 0; i < connected.length; i++) {
@@ -199,8 +213,21 @@ public final class UcxStreamerState {
     connections = connected;
     active = true;
     sendFailure = null;
+    failedNode = -1;
     LOG.debug("hdfs-rdma: {} moves over UCX to {} DataNodes", block,
         nodes.length);
+  }
+
+  /**
+   * When sending descriptors failed for one node of the pipeline, names
+   * that node as the bad one (stock would blame DataNode 1, which wrote
+   * the socket), so that recovery replaces the node UCX lost.
+   */
+  void markFailedNode(DataStreamer.ErrorState errorState) {
+    int node = failedNode;
+    if (node >= 0 && !errorState.isNodeMarked()) {
+      errorState.setBadNodeIndex(node);
+    }
   }
 
   private boolean committedInOrder(List<CommitEntry> commits) {
@@ -237,6 +264,8 @@ public final class UcxStreamerState {
   }
 
   private void sendNow(DFSPacket packet) throws IOException {
+    PacketPhaseTimes times = runtime.clientTimes();
+    long started = times == null ? 0 : System.nanoTime();
     IOException failed = sendFailure;
     if (failed != null) {
       throw failed;
@@ -305,9 +334,11 @@ public final class UcxStreamerState {
               region.regionAddress(), region.regionLength(), address,
               checksumLength, dataLength, rkey);
       final DatanodeInfo node = nodes[i];
+      final int index = i;
       sends.add(connections[i].sendDescriptor(d, connectTimeoutMs)
           .whenComplete((ok, error) -> {
             if (error != null && sendFailure == null) {
+              failedNode = index;
               sendFailure = new IOException("hdfs-rdma: sending a packet"
                   + " descriptor of " + block + " to " + node + " failed",
                   error);
@@ -317,6 +348,13 @@ public final class UcxStreamerState {
     slotSends[slot] = CompletableFuture.allOf(
         sends.toArray(new CompletableFuture<?>[0]));
     runtime.countSent(dataLength);
+    if (times != null) {
+      long sent = System.nanoTime();
+      times.add(PacketPhaseTimes.Phase.CLIENT_SEND, sent - started);
+      if (packet instanceof UcxDFSPacket) {
+        ((UcxDFSPacket) packet).sentAt(sent, times);
+      }
+    }
   }
 
   /** The header a heap packet would send, read back from its bytes. */
@@ -347,6 +385,7 @@ public final class UcxStreamerState {
 
   /** The pipeline is over (end of block, error, close). */
   void endPipeline() {
+    failedNode = -1;
     active = false;
     request = null;
     connections = null;

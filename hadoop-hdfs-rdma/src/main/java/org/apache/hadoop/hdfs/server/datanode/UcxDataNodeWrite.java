@@ -4,12 +4,14 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.channels.ReadableByteChannel;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 
 import org.apache.hadoop.classification.InterfaceAudience;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hdfs.net.Peer;
 import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
 import org.apache.hadoop.hdfs.protocol.datatransfer.Op;
 import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.BlockOpResponseProto;
@@ -46,29 +48,35 @@ public final class UcxDataNodeWrite {
       LoggerFactory.getLogger(UcxDataNodeWrite.class);
 
   private final WriteRequest request;
+  private final ReadableByteChannel socket;
   private UcxRuntime runtime;
   private UcxBlockSession session;
   private String self;
   private InetSocketAddress ucxAddress;
   private long getTimeoutMs;
+  private int getsInFlight;
   private List<CommitEntry> downstream = Collections.emptyList();
   private boolean committed;
 
-  private UcxDataNodeWrite(WriteRequest request) {
+  private UcxDataNodeWrite(WriteRequest request, ReadableByteChannel socket) {
     this.request = request;
+    this.socket = socket;
   }
 
   /** An instance for an op that offers no UCX. */
   public static UcxDataNodeWrite none() {
-    return new UcxDataNodeWrite(null);
+    return new UcxDataNodeWrite(null, null);
   }
 
   /**
    * Reads the UCX offer of the op about to be processed, leaving the stream
    * where it was. Never throws: a DataNode without UCX, or an op without an
    * offer, gets an inert instance.
+   *
+   * @param peer the connection the op came on; its socket is watched while
+   *     the block waits for descriptors
    */
-  public static UcxDataNodeWrite peek(Op op, DataInputStream in) {
+  public static UcxDataNodeWrite peek(Op op, DataInputStream in, Peer peer) {
     WriteRequest request = null;
     if (op == Op.WRITE_BLOCK && UcxRuntime.current() != null) {
       try {
@@ -78,7 +86,8 @@ public final class UcxDataNodeWrite {
             + " the block stays on TCP: {}", e.toString());
       }
     }
-    return new UcxDataNodeWrite(request);
+    return new UcxDataNodeWrite(request,
+        request == null || peer == null ? null : peer.getInputStreamChannel());
   }
 
   /**
@@ -115,6 +124,9 @@ public final class UcxDataNodeWrite {
     getTimeoutMs = conf.getLong(
         HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_GET_TIMEOUT_MS_KEY,
         HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_GET_TIMEOUT_MS_DEFAULT);
+    getsInFlight = conf.getInt(
+        HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_GETS_IN_FLIGHT_KEY,
+        HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_GETS_IN_FLIGHT_DEFAULT);
   }
 
   private String refusal(DataNode dataNode) {
@@ -202,7 +214,9 @@ public final class UcxDataNodeWrite {
     final UcxRuntime r = runtime;
     final String dataNode = self;
     receiver.setPacketReceiver(new UcxPacketReceiver(session,
-        r.landingPool(), getTimeoutMs, n -> r.countFetched(dataNode, n)));
+        r.landingPool(), getTimeoutMs, getsInFlight, socket,
+        n -> r.countFetched(dataNode, n), r::recountBlockOverTcp,
+        r.dataNodeTimes()));
     committed = true;
     runtime.countReceivedBlock(true);
     return UcxWireFields.withCommits(reply, entries);

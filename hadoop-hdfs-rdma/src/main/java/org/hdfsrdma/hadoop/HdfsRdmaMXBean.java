@@ -1,0 +1,45 @@
+package org.hdfsrdma.hadoop;
+
+import java.util.Map;
+
+/**
+ * What this JVM moved over the UCX data path, as JMX attributes: a
+ * DataNode registers it as {@code Hadoop:service=DataNode,name=HdfsRdma},
+ * so {@code http://DATANODE:HTTP_PORT/jmx?qry=Hadoop:service=DataNode,name=HdfsRdma}
+ * shows an operator whether the path is active, and the benchmarks read
+ * per-put deltas from it.
+ */
+public interface HdfsRdmaMXBean {
+
+  /** Data bytes (checksums excluded) the DataNodes fetched by UCX get. */
+  long getDataBytesFetched();
+
+  /** Packets the DataNodes fetched by UCX get. */
+  long getPacketsFetched();
+
+  /** Client block replicas received with their packets fetched by get. */
+  long getBlocksOverUcx();
+
+  /** Client block replicas received with their packets on the socket. */
+  long getBlocksOverTcp();
+
+  /** Data bytes this JVM's HDFS clients sent as descriptors. */
+  long getDataBytesSent();
+
+  /** The UCX transports of the connections seen, one entry each. */
+  String getTransports();
+
+  /** The UCX listener address, or empty when none. */
+  String getListenerAddress();
+
+  /** Registered bytes of the DataNode landing pool, and in use. */
+  long getLandingPoolRegisteredBytes();
+
+  long getLandingPoolInUseBytes();
+
+  /**
+   * Per-phase nanosecond totals and packet counts when packet timers are
+   * on (see {@link PacketPhaseTimes}); empty otherwise.
+   */
+  Map<String, Long> getPacketPhaseTimes();
+}
