@@ -73,6 +73,11 @@ public final class UcxBlockSession implements Closeable {
     return description;
   }
 
+  /** Descriptors waiting for the receiver. */
+  public int queued() {
+    return arrivals.size();
+  }
+
   /** The connection the session is bound to, or null before the first. */
   public UcxConnection boundConnection() {
     return boundTo;

@@ -187,6 +187,14 @@ public final class UcxRuntime implements Closeable {
     return listener.address();
   }
 
+  /**
+   * Tests: the listener stops accepting connections while DataNodes keep
+   * committing its address, as when a firewall blocks the UCX port.
+   */
+  synchronized void stopAcceptingForTesting() {
+    listener.close();
+  }
+
   /** Bytes registered at a time by the DataNode's landing pool. */
   private static final long LANDING_SLAB_BYTES = 4L * 1024 * 1024;
 

@@ -223,4 +223,187 @@ public class TestUcxPacketReceiver {
     }
     assertEquals(0, runtime.sessions().size());
   }
+
+  @Test(timeout = 60_000)
+  public void testGetsOfArrivedPacketsOverlapTheReceiver() throws Exception {
+    final int packets = 8;
+    RegisteredBufferPool many = new RegisteredBufferPool(clientContext,
+        "client-many", 128 * 1024, packets * 128 * 1024L,
+        packets * 128 * 1024L, true);
+    RegisteredBuffer[] buffers = new RegisteredBuffer[packets];
+    PacketPhaseTimes times = new PacketPhaseTimes();
+    UcxBlockSession session = runtime.sessions().open(SESSION, BLOCK, STAMP,
+        16, "test block");
+    UcxPacketReceiver receiver = new UcxPacketReceiver(session,
+        runtime.landingPool(), 30_000, 4, null,
+        n -> runtime.countFetched("test", n), () -> { }, times);
+    long landingInUse = runtime.landingPool().metrics().inUseBytes();
+    int landingBuffer = runtime.landingPool().bufferSize();
+    try {
+      for (int p = 0; p < packets; p++) {
+        buffers[p] = many.acquire(1000);
+        ByteBuffer b = buffers[p].buffer();
+        for (int i = 0; i < CHECKSUMS + DATA; i++) {
+          b.put(i, (byte) (p * 7 + i));
+        }
+        ByteBuffer m = ByteBuffer.allocateDirect(PacketDescriptor.MAX_LENGTH);
+        short flags = p == packets - 1
+            ? PacketDescriptor.FLAG_LAST_PACKET_IN_BLOCK : 0;
+        new PacketDescriptor().wrap(m, 0, m.capacity()).encode(SESSION, BLOCK,
+            STAMP, p, (long) p * DATA, flags, buffers[p].regionId(),
+            buffers[p].regionAddress(), buffers[p].regionLength(),
+            buffers[p].address(), CHECKSUMS, DATA, buffers[p].remoteKey());
+        client.sendDescriptor(new PacketDescriptor().wrap(m, 0,
+            PacketDescriptor.encodedLength(buffers[p].remoteKey().length)),
+            30_000).get(30, TimeUnit.SECONDS);
+      }
+      GenericTestUtils.waitFor(() -> session.queued() == packets, 10,
+          10_000);
+      for (int p = 0; p < packets; p++) {
+        receiver.receiveNextPacket((java.io.InputStream) null);
+        if (p == 0) {
+          // The next three packets' gets hold landing buffers meanwhile.
+          assertEquals(landingInUse + 3L * landingBuffer,
+              runtime.landingPool().metrics().inUseBytes());
+        }
+        UcxPacketReceiver.verified(receiver);
+        UcxPacketReceiver.written(receiver);
+        assertEquals(p, receiver.getHeader().getSeqno());
+        ByteBuffer data = receiver.getDataSlice();
+        for (int i = 0; i < DATA; i += 1024) {
+          assertEquals((byte) (p * 7 + CHECKSUMS + i), data.get(i));
+        }
+      }
+      assertTrue(receiver.getHeader().isLastPacketInBlock());
+      assertEquals(landingInUse, runtime.landingPool().metrics().inUseBytes());
+      assertEquals(packets, times.count(PacketPhaseTimes.Phase.GET_LATENCY));
+      assertEquals(packets, times.count(PacketPhaseTimes.Phase.VERIFY));
+      assertEquals(packets, times.count(PacketPhaseTimes.Phase.DISK));
+      assertTrue(times.nanos(PacketPhaseTimes.Phase.GET_LATENCY) > 0);
+    } finally {
+      receiver.close();
+      for (RegisteredBuffer b : buffers) {
+        if (b != null) {
+          b.release();
+        }
+      }
+      many.assertNoLeaks();
+      many.close();
+    }
+  }
+
+  /** A connected pair of loopback sockets, the DataNode's end as Hadoop's. */
+  private static final class SocketPair implements java.io.Closeable {
+    final java.nio.channels.SocketChannel upstream;
+    final java.nio.channels.SocketChannel accepted;
+    final org.apache.hadoop.net.SocketInputStream channel;
+    final java.io.DataInputStream in;
+
+    SocketPair() throws IOException {
+      try (java.nio.channels.ServerSocketChannel server =
+          java.nio.channels.ServerSocketChannel.open()) {
+        server.bind(new InetSocketAddress("127.0.0.1", 0));
+        upstream = java.nio.channels.SocketChannel.open(
+            server.getLocalAddress());
+        accepted = server.accept();
+      }
+      channel = new org.apache.hadoop.net.SocketInputStream(accepted, 30_000);
+      in = new java.io.DataInputStream(
+          new java.io.BufferedInputStream(channel, 4096));
+    }
+
+    @Override
+    public void close() throws IOException {
+      upstream.close();
+      accepted.close();
+    }
+  }
+
+  @Test(timeout = 60_000)
+  public void testClosedSocketFailsTheWaitAtOnce() throws Exception {
+    UcxBlockSession session = runtime.sessions().open(SESSION, BLOCK, STAMP,
+        16, "test block");
+    try (SocketPair socket = new SocketPair()) {
+      UcxPacketReceiver receiver = new UcxPacketReceiver(session,
+          runtime.landingPool(), 30_000, 4, socket.channel, n -> { },
+          () -> { }, null);
+      try {
+        socket.upstream.close();
+        long start = System.nanoTime();
+        try {
+          receiver.receiveNextPacket(socket.in);
+          fail("waited on a closed socket");
+        } catch (java.io.EOFException expected) {
+          assertTrue(expected.getMessage(),
+              expected.getMessage().contains("closed its connection"));
+        }
+        assertTrue("not the 30 s get timeout",
+            System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10));
+      } finally {
+        receiver.close();
+      }
+    }
+    assertEquals(0, runtime.sessions().size());
+  }
+
+  /** A stock packet as DataStreamer writes it to the socket. */
+  private static byte[] socketPacket(long seqno, byte fill, boolean last) {
+    int checksums = 4;
+    int data = 512;
+    PacketHeader h = new PacketHeader(4 + checksums + data, seqno * data,
+        seqno, last, data, false);
+    ByteBuffer b = ByteBuffer.allocate(h.getSerializedSize() + checksums
+        + data);
+    h.putInBuffer(b);
+    for (int i = 0; i < checksums + data; i++) {
+      b.put(fill);
+    }
+    return b.array();
+  }
+
+  @Test(timeout = 60_000)
+  public void testPacketsOnTheSocketAreReadAndMirroredAsStock()
+      throws Exception {
+    UcxBlockSession session = runtime.sessions().open(SESSION, BLOCK, STAMP,
+        16, "test block");
+    final int[] fallbacks = {0};
+    try (SocketPair socket = new SocketPair()) {
+      UcxPacketReceiver receiver = new UcxPacketReceiver(session,
+          runtime.landingPool(), 30_000, 4, socket.channel, n -> { },
+          () -> fallbacks[0]++, null);
+      try {
+        byte[] first = socketPacket(0, (byte) 7, false);
+        byte[] second = socketPacket(1, (byte) 9, true);
+        socket.upstream.write(ByteBuffer.wrap(first));
+        socket.upstream.write(ByteBuffer.wrap(second));
+        java.io.ByteArrayOutputStream mirrored =
+            new java.io.ByteArrayOutputStream();
+        java.io.DataOutputStream mirror =
+            new java.io.DataOutputStream(mirrored);
+
+        receiver.receiveNextPacket(socket.in);
+        assertTrue(receiver.isOverSocket());
+        assertEquals(0, receiver.getHeader().getSeqno());
+        assertEquals(512, receiver.getDataSlice().remaining());
+        assertEquals(7, receiver.getDataSlice().get(0));
+        receiver.mirrorPacketTo(mirror);
+        receiver.receiveNextPacket(socket.in);
+        assertEquals(1, receiver.getHeader().getSeqno());
+        assertTrue(receiver.getHeader().isLastPacketInBlock());
+        assertEquals(9, receiver.getDataSlice().get(511));
+        receiver.mirrorPacketTo(mirror);
+        mirror.flush();
+
+        byte[] both = new byte[first.length + second.length];
+        System.arraycopy(first, 0, both, 0, first.length);
+        System.arraycopy(second, 0, both, first.length, second.length);
+        org.junit.Assert.assertArrayEquals(both, mirrored.toByteArray());
+        assertEquals(1, fallbacks[0]);
+        assertEquals("the UCX session is given up", 0,
+            runtime.sessions().size());
+      } finally {
+        receiver.close();
+      }
+    }
+  }
 }

@@ -26,6 +26,7 @@ import org.apache.hadoop.hdfs.client.HdfsDataInputStream;
 import org.apache.hadoop.hdfs.client.HdfsDataOutputStream;
 import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
 import org.apache.hadoop.hdfs.tools.DFSck;
+import org.apache.hadoop.test.GenericTestUtils;
 import org.apache.hadoop.util.ToolRunner;
 import org.hdfsrdma.ucx.UcxLibrary;
 import org.junit.After;
@@ -221,5 +222,70 @@ public class TestUcxWritePathScenarios {
     } finally {
       plain.close();
     }
+  }
+
+  @Test(timeout = 300_000)
+  public void testUnreachableListenerSendsThePipelineOverTcp()
+      throws Exception {
+    start(3);
+    UcxRuntime runtime = UcxRuntime.current();
+    runtime.stopAcceptingForTesting();
+    GenericTestUtils.LogCapturer clientLog =
+        GenericTestUtils.LogCapturer.captureLogs(
+            org.slf4j.LoggerFactory.getLogger(
+                org.apache.hadoop.hdfs.UcxStreamerState.class));
+    try {
+      Path path = new Path("/unreachable");
+      byte[] data = random(2 * BLOCK_SIZE + 77, 12);
+      long before = fetched();
+      try (FSDataOutputStream out = fs.create(path, (short) 3)) {
+        out.write(data);
+      }
+      assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs, path));
+      assertEquals("nothing fetched by get", 0, fetched() - before);
+      assertEquals("every replica came over the socket", 9,
+          runtime.blocksOverTcp());
+      assertEquals(0, runtime.blocksOverUcx());
+      assertTrue(clientLog.getOutput(),
+          clientLog.getOutput().contains("is unreachable"));
+      String report = fsck("/unreachable");
+      assertTrue(report, report.contains("HEALTHY"));
+
+      // The client remembers: later pipelines skip UCX without trying.
+      long connects = runtime.endpoints().connectCount();
+      byte[] more = random(BLOCK_SIZE / 3, 13);
+      try (FSDataOutputStream out = fs.create(new Path("/later"),
+          (short) 3)) {
+        out.write(more);
+      }
+      assertArrayEquals(more, DFSTestUtil.readFileBuffer(fs,
+          new Path("/later")));
+      assertEquals(connects, runtime.endpoints().connectCount());
+    } finally {
+      clientLog.stopCapturing();
+    }
+  }
+
+  @Test(timeout = 300_000)
+  public void testUcxFailureMidBlockRecoversAndCompletes() throws Exception {
+    start(4);
+    UcxRuntime runtime = UcxRuntime.current();
+    Path path = new Path("/ucx-lost");
+    byte[] data = random(3 * BLOCK_SIZE / 2, 14);
+    try (FSDataOutputStream out = fs.create(path, (short) 3)) {
+      out.write(data, 0, BLOCK_SIZE / 2);
+      out.hflush();
+      assertEquals("the first half went over UCX to all three", 3L
+          * BLOCK_SIZE / 2, fetched());
+      // Only UCX fails: the client's connection to the DataNodes'
+      // listener goes away, sockets stay up.
+      runtime.endpoints().get(runtime.listenerAddress())
+          .get(10, TimeUnit.SECONDS).close();
+      out.write(data, BLOCK_SIZE / 2, data.length - BLOCK_SIZE / 2);
+    }
+    assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs, path));
+    DFSTestUtil.waitReplication(fs, path, (short) 3);
+    String report = fsck("/ucx-lost");
+    assertTrue(report, report.contains("HEALTHY"));
   }
 }

@@ -175,11 +175,48 @@ public final class UcxConnection implements Closeable,
    * Waiting also avoids a UCX 1.13 fault: a message of more than about 92
    * bytes sent over a shared-memory lane before the wire-up finished fails
    * with "Invalid parameter".
+   *
+   * <p>A plain TCP connect to the address comes first: UCX 1.13 aborts the
+   * whole process (assertion in wireup_ep.c) when a socket-address connect
+   * fails during wire-up, for example when nothing listens on the port.
    */
   public static CompletableFuture<UcxConnection> connect(UcxWorker worker,
       InetSocketAddress address, long timeoutMs) {
     CompletableFuture<UcxConnection> connected =
         new CompletableFuture<UcxConnection>();
+    try {
+      PROBES.execute(() -> {
+        long started = System.nanoTime();
+        try (java.net.Socket probe = new java.net.Socket()) {
+          probe.connect(address, (int) Math.max(1, Math.min(timeoutMs,
+              Integer.MAX_VALUE)));
+        } catch (IOException | RuntimeException e) {
+          connected.completeExceptionally(new UcxOperationException(
+              format(address), "connect", 0, "nothing accepts connections"
+              + " there: " + e, e));
+          return;
+        }
+        long left = timeoutMs - TimeUnit.NANOSECONDS.toMillis(
+            System.nanoTime() - started);
+        connectUcx(worker, address, Math.max(1, left), connected);
+      });
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      connected.completeExceptionally(new UcxOperationException(
+          format(address), "connect", 0, "cannot start the connect: " + e, e));
+    }
+    return connected;
+  }
+
+  /** Daemon threads for the TCP probes that precede UCX connects. */
+  private static final java.util.concurrent.ExecutorService PROBES =
+      java.util.concurrent.Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "ucx-connect-probe");
+        t.setDaemon(true);
+        return t;
+      });
+
+  private static void connectUcx(UcxWorker worker, InetSocketAddress address,
+      long timeoutMs, CompletableFuture<UcxConnection> connected) {
     worker.call(() -> {
       UcxConnection c = new UcxConnection(worker, format(address), false);
       c.open(new UcpEndpointParams().setSocketAddress(address)
@@ -200,7 +237,6 @@ public final class UcxConnection implements Closeable,
         connected.completeExceptionally(error);
       }
     });
-    return connected;
   }
 
   /** {@link #connect(UcxWorker, InetSocketAddress, long)}, 30 s timeout. */
