@@ -1,6 +1,7 @@
 package org.hdfsrdma.hadoop;
 
 import static org.junit.Assert.assertArrayEquals;
+import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
 import static org.junit.Assume.assumeTrue;
 
@@ -33,10 +34,11 @@ import org.junit.After;
 import org.junit.Test;
 
 /**
- * A NameNode and four DataNodes, each its own JVM with UCX, and a writer in
- * this JVM: a DataNode of the pipeline is killed with kill -9 in the middle
- * of a block, and the write completes with the file intact and fsck
- * healthy (Hadoop's pipeline recovery replaces the node).
+ * A NameNode and DataNodes, each its own JVM, and a writer in this JVM:
+ * a DataNode of the pipeline is killed with kill -9 in the middle of a
+ * block, and the write completes with the file intact and fsck healthy
+ * (Hadoop's pipeline recovery replaces the node); a DataNode and a client
+ * on hosts where the UCX libraries cannot load write over TCP.
  */
 public class TestUcxMultiProcessCluster {
 
@@ -65,31 +67,69 @@ public class TestUcxMultiProcessCluster {
 
   private Process start(String name, String mainClass, String... args)
       throws IOException {
+    return start(name, false, mainClass, args);
+  }
+
+  /**
+   * Starts a JVM on this test's class path; {@code withoutUcx}: one where
+   * the UCX libraries cannot load (an empty libucp.so.0 comes first on
+   * LD_LIBRARY_PATH, as on a host with a broken or missing UCX install).
+   */
+  private Process start(String name, boolean withoutUcx, String mainClass,
+      String... args) throws IOException {
+    File broken = new File(work, "broken-ucx");
     List<String> command = new ArrayList<String>();
     command.add(System.getProperty("java.home") + "/bin/java");
     command.add("-Xmx512m");
+    if (withoutUcx) {
+      // JUCX finds libucp through System.loadLibrary, then the dynamic
+      // linker: both must meet the broken library.
+      command.add("-Djava.library.path=" + broken.getAbsolutePath());
+    }
     command.add("-cp");
-    command.add(System.getProperty("surefire.test.class.path",
-        System.getProperty("java.class.path")));
+    // conf/ first: FsShell insists on a core-site.xml.
+    command.add(new File(work, "conf").getAbsolutePath() + File.pathSeparator
+        + System.getProperty("surefire.test.class.path",
+            System.getProperty("java.class.path")));
     command.add(mainClass);
     for (String a : args) {
       command.add(a);
     }
-    Process p = new ProcessBuilder(command).redirectErrorStream(true)
-        .redirectOutput(new File(work, name + ".log")).start();
+    ProcessBuilder builder = new ProcessBuilder(command)
+        .redirectErrorStream(true)
+        .redirectOutput(new File(work, name + ".log"));
+    if (withoutUcx) {
+      broken.mkdirs();
+      new java.io.FileOutputStream(new File(broken, "libucp.so.0")).close();
+      String path = builder.environment().get("LD_LIBRARY_PATH");
+      builder.environment().put("LD_LIBRARY_PATH", broken.getAbsolutePath()
+          + (path == null || path.isEmpty() ? "" : ":" + path));
+    }
+    Process p = builder.start();
     daemons.add(p);
     return p;
   }
 
-  @Test(timeout = 300_000)
-  public void testDataNodeKilledMidBlock() throws Exception {
-    assumeTrue("UCX unavailable: " + UcxLibrary.unavailableReason(),
-        UcxLibrary.isAvailable());
+  private String httpAddress;
+
+  /**
+   * Starts a NameNode and {@code dataNodes} DataNodes, the one numbered
+   * {@code withoutUcx} (if any) unable to load UCX; returns the fs URI.
+   */
+  private String startCluster(int dataNodes, int withoutUcx)
+      throws Exception {
     work = GenericTestUtils.getTestDir("multiprocess-" + System.nanoTime());
     work.mkdirs();
     int nnPort = freePort();
-    String httpAddress = "127.0.0.1:" + freePort();
+    httpAddress = "127.0.0.1:" + freePort();
     String fsUri = "hdfs://127.0.0.1:" + nnPort;
+    File conf = new File(work, "conf");
+    conf.mkdirs();
+    java.nio.file.Files.write(new File(conf, "core-site.xml").toPath(),
+        ("<?xml version=\"1.0\"?>\n<configuration><property><name>"
+        + "fs.defaultFS</name><value>" + fsUri + "</value></property>"
+        + "</configuration>\n").getBytes(
+            java.nio.charset.StandardCharsets.UTF_8));
     String[] common = {
         "-D", "fs.defaultFS=" + fsUri,
         "-D", "dfs.namenode.name.dir=" + new File(work, "name"),
@@ -107,7 +147,7 @@ public class TestUcxMultiProcessCluster {
     daemons.remove(f);
     start("namenode", "org.apache.hadoop.hdfs.server.namenode.NameNode",
         common);
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < dataNodes; i++) {
       int port = freePort();
       List<String> args = new ArrayList<String>();
       java.util.Collections.addAll(args, common);
@@ -116,11 +156,18 @@ public class TestUcxMultiProcessCluster {
           "-D", "dfs.datanode.address=127.0.0.1:" + port,
           "-D", "dfs.datanode.http.address=127.0.0.1:0",
           "-D", "dfs.datanode.ipc.address=127.0.0.1:0");
-      dataNodesByPort.put(port, start("datanode" + i,
+      dataNodesByPort.put(port, start("datanode" + i, i == withoutUcx,
           "org.apache.hadoop.hdfs.server.datanode.DataNode",
           args.toArray(new String[0])));
     }
+    return fsUri;
+  }
 
+  @Test(timeout = 300_000)
+  public void testDataNodeKilledMidBlock() throws Exception {
+    assumeTrue("UCX unavailable: " + UcxLibrary.unavailableReason(),
+        UcxLibrary.isAvailable());
+    String fsUri = startCluster(4, -1);
     Configuration conf = new Configuration();
     conf.set("fs.defaultFS", fsUri);
     conf.set("dfs.namenode.http-address", httpAddress); // for fsck
@@ -158,6 +205,76 @@ public class TestUcxMultiProcessCluster {
       ToolRunner.run(new DFSck(fsckConf, new PrintStream(report, true)),
           new String[] {"/killed"});
       assertTrue(report.toString(), report.toString().contains("HEALTHY"));
+    } finally {
+      fs.close();
+    }
+  }
+
+  private static String read(File log) throws IOException {
+    return new String(java.nio.file.Files.readAllBytes(log.toPath()),
+        java.nio.charset.StandardCharsets.UTF_8);
+  }
+
+  @Test(timeout = 300_000)
+  public void testHostsWithoutUcxLibrariesWriteOverTcp() throws Exception {
+    assumeTrue("UCX unavailable: " + UcxLibrary.unavailableReason(),
+        UcxLibrary.isAvailable());
+    String fsUri = startCluster(3, 2);
+    Configuration conf = new Configuration();
+    conf.set("fs.defaultFS", fsUri);
+    conf.setBoolean(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY, true);
+    final DistributedFileSystem fs =
+        (DistributedFileSystem) FileSystem.newInstance(
+            java.net.URI.create(fsUri), conf);
+    try {
+      GenericTestUtils.waitFor(() -> {
+        try {
+          return fs.getDataNodeStats(DatanodeReportType.LIVE).length == 3;
+        } catch (IOException e) {
+          return false;
+        }
+      }, 500, 120_000);
+      // DataNode plugins start after the DataNode registered.
+      final File dataNodeLog = new File(work, "datanode2.log");
+      GenericTestUtils.waitFor(() -> {
+        try {
+          String log = read(dataNodeLog);
+          return log.contains("UCX data path off")
+              && log.contains("UCX native libraries are not usable");
+        } catch (IOException e) {
+          return false;
+        }
+      }, 200, 60_000);
+
+      // A DataNode that cannot load UCX: every pipeline includes it, so
+      // every block goes over TCP, from a client that has UCX.
+      Path path = new Path("/no-ucx-datanode");
+      byte[] data = new byte[3 * 1024 * 1024 + 17];
+      new Random(21).nextBytes(data);
+      long sentBefore = UcxRuntime.get(conf).dataBytesSent();
+      try (FSDataOutputStream out = fs.create(path, (short) 3)) {
+        out.write(data);
+      }
+      assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs, path));
+      assertEquals("no packet went as a descriptor", sentBefore,
+          UcxRuntime.current().dataBytesSent());
+
+      // A client that cannot load UCX: hdfs dfs -put in its own JVM.
+      File local = new File(work, "local-file");
+      byte[] more = new byte[2 * 1024 * 1024 + 5];
+      new Random(22).nextBytes(more);
+      java.nio.file.Files.write(local.toPath(), more);
+      Process put = start("put-without-ucx", true,
+          "org.apache.hadoop.fs.FsShell", "-D", "fs.defaultFS=" + fsUri,
+          "-D", HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY + "=true",
+          "-put", local.getAbsolutePath(), "/no-ucx-client");
+      assertTrue(put.waitFor(120, TimeUnit.SECONDS));
+      String putLog = read(new File(work, "put-without-ucx.log"));
+      assertEquals(putLog, 0, put.exitValue());
+      assertTrue(putLog,
+          putLog.contains("UCX unavailable, writes stay on TCP"));
+      assertArrayEquals(more, DFSTestUtil.readFileBuffer(fs,
+          new Path("/no-ucx-client")));
     } finally {
       fs.close();
     }
