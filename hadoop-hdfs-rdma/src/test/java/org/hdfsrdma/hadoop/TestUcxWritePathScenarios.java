@@ -22,6 +22,7 @@ import org.apache.hadoop.hdfs.DFSConfigKeys;
 import org.apache.hadoop.hdfs.DFSTestUtil;
 import org.apache.hadoop.hdfs.DistributedFileSystem;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
+import org.apache.hadoop.hdfs.client.HdfsClientConfigKeys;
 import org.apache.hadoop.hdfs.client.HdfsDataInputStream;
 import org.apache.hadoop.hdfs.client.HdfsDataOutputStream;
 import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
@@ -287,5 +288,30 @@ public class TestUcxWritePathScenarios {
     DFSTestUtil.waitReplication(fs, path, (short) 3);
     String report = fsck("/ucx-lost");
     assertTrue(report, report.contains("HEALTHY"));
+  }
+
+  @Test(timeout = 300_000)
+  public void testAbortedStreamsGiveTheirBuffersBack() throws Exception {
+    start(3);
+    UcxRuntime runtime = UcxRuntime.current();
+    org.hdfsrdma.ucx.RegisteredBufferPool pool = runtime.clientPool(
+        cluster.getConfiguration(0).getInt(
+            HdfsClientConfigKeys.DFS_CLIENT_WRITE_PACKET_SIZE_KEY,
+            HdfsClientConfigKeys.DFS_CLIENT_WRITE_PACKET_SIZE_DEFAULT));
+    for (int i = 0; i < 4; i++) {
+      FSDataOutputStream out = fs.create(new Path("/aborted" + i),
+          (short) 3);
+      out.write(random(100_000, 30 + i));
+      out.hflush();
+      out.write(random(10_000, 40 + i)); // a packet under construction
+    }
+    assertTrue(pool.metrics().inUseBytes() > 0);
+    // What a lease expiry or a client shutting down does to its streams.
+    fs.getClient().closeAllFilesBeingWritten(true);
+    GenericTestUtils.waitFor(() -> {
+      System.gc();
+      org.apache.hadoop.hdfs.UcxTestAccess.reclaimAbandoned();
+      return pool.metrics().inUseBytes() == 0;
+    }, 100, 60_000);
   }
 }

@@ -78,6 +78,7 @@ class UcxDFSPacket extends DFSPacket {
   private static final ThreadLocal<byte[]> SCRATCH = new ThreadLocal<byte[]>();
 
   private final RegisteredBuffer lease;
+  private UcxPackets.LeaseReference tracker;
   private long sentNanos;
   private PacketPhaseTimes timesOnAck;
   /** This packet's view of the lease; null once released. */
@@ -261,11 +262,20 @@ class UcxDFSPacket extends DFSPacket {
   synchronized void releaseBuffer(ByteArrayManager bam) {
     mem = null;
     lease.release();
+    if (tracker != null) {
+      tracker.forget();
+      tracker = null;
+    }
     if (timesOnAck != null && sentNanos != 0) {
       timesOnAck.add(PacketPhaseTimes.Phase.CLIENT_SENT_TO_ACK,
           System.nanoTime() - sentNanos);
       sentNanos = 0;
     }
+  }
+
+  /** Set once by UcxPackets: forgotten when the packet releases itself. */
+  synchronized void trackedBy(UcxPackets.LeaseReference reference) {
+    tracker = reference;
   }
 
   /**

@@ -18,7 +18,14 @@
 package org.apache.hadoop.hdfs;
 
 import java.io.InterruptedIOException;
+import java.lang.ref.PhantomReference;
+import java.lang.ref.Reference;
+import java.lang.ref.ReferenceQueue;
+import java.util.Collections;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.hadoop.classification.InterfaceAudience;
 import org.apache.hadoop.hdfs.protocol.datatransfer.PacketHeader;
@@ -47,6 +54,35 @@ public final class UcxPackets {
   private static final AtomicBoolean WARNED_OVERSIZE = new AtomicBoolean();
   private static final AtomicBoolean WARNED_EXHAUSTED = new AtomicBoolean();
   private static final AtomicBoolean WARNED_UNUSABLE = new AtomicBoolean();
+  private static final AtomicBoolean WARNED_ABANDONED = new AtomicBoolean();
+
+  /**
+   * A packet's lease, kept apart from the packet so that it can be returned
+   * once the packet is garbage without having been released: Hadoop drops
+   * the packet under construction when it aborts a stream (lease expiry,
+   * {@code DFSClient.closeAllFilesBeingWritten(true)}) without calling
+   * {@code releaseBuffer}, and the registered memory would stay leased.
+   */
+  static final class LeaseReference extends PhantomReference<UcxDFSPacket> {
+    private final RegisteredBuffer lease;
+
+    private LeaseReference(UcxDFSPacket packet, RegisteredBuffer lease) {
+      super(packet, ABANDONED);
+      this.lease = lease;
+    }
+
+    /** The packet released its lease itself: nothing to reclaim. */
+    void forget() {
+      TRACKED.remove(this);
+    }
+  }
+
+  private static final ReferenceQueue<UcxDFSPacket> ABANDONED =
+      new ReferenceQueue<UcxDFSPacket>();
+  private static final Set<LeaseReference> TRACKED =
+      Collections.newSetFromMap(
+          new ConcurrentHashMap<LeaseReference, Boolean>());
+  private static final AtomicLong RECLAIMED = new AtomicLong();
 
   private UcxPackets() {
   }
@@ -74,6 +110,7 @@ public final class UcxPackets {
           + PacketHeader.PKT_MAX_HEADER_LEN, null);
       return null;
     }
+    reclaimAbandoned();
     RegisteredBuffer lease;
     try {
       lease = pool.acquire(acquireTimeoutMs);
@@ -86,13 +123,53 @@ public final class UcxPackets {
           + e.getMessage(), e);
       return null;
     }
+    UcxDFSPacket packet;
     try {
-      return new UcxDFSPacket(lease, packetSize, chunksPerPkt, offsetInBlock,
-          seqno, checksumSize, lastPacketInBlock);
+      packet = new UcxDFSPacket(lease, packetSize, chunksPerPkt,
+          offsetInBlock, seqno, checksumSize, lastPacketInBlock);
     } catch (RuntimeException e) {
       lease.release();
       throw e;
     }
+    LeaseReference reference = new LeaseReference(packet, lease);
+    TRACKED.add(reference);
+    packet.trackedBy(reference);
+    return packet;
+  }
+
+  /**
+   * Returns the leases of packets that became garbage unreleased (see
+   * {@link LeaseReference}); runs whenever a packet is created, so a
+   * client's aborted streams cannot drain its pool.
+   *
+   * @return how many leases were returned by this call
+   */
+  static int reclaimAbandoned() {
+    int reclaimed = 0;
+    Reference<? extends UcxDFSPacket> ref;
+    while ((ref = ABANDONED.poll()) != null) {
+      LeaseReference lease = (LeaseReference) ref;
+      if (TRACKED.remove(lease) && !lease.lease.isReleased()) {
+        lease.lease.release();
+        reclaimed++;
+      }
+    }
+    if (reclaimed > 0) {
+      RECLAIMED.addAndGet(reclaimed);
+      String message = "Returned " + reclaimed + " registered packet"
+          + " buffer(s) of aborted streams to the pool";
+      if (WARNED_ABANDONED.compareAndSet(false, true)) {
+        LOG.info("{} (logged once; later ones at DEBUG)", message);
+      } else {
+        LOG.debug(message);
+      }
+    }
+    return reclaimed;
+  }
+
+  /** Leases returned by {@link #reclaimAbandoned} in this JVM so far. */
+  static long reclaimedCount() {
+    return RECLAIMED.get();
   }
 
   /**

@@ -480,4 +480,31 @@ public class TestUcxDFSPacket {
     assertNull(UcxPackets.newPacket(pool, 0, 1024, 2, 0, 102,
         CHECKSUM_SIZE, false));
   }
+
+  @Test(timeout = 60_000)
+  public void testAbandonedPacketsReturnTheirBuffers() throws Exception {
+    int packets = (int) (SLAB / BUFFER);
+    for (int i = 0; i < packets; i++) {
+      // Dropped unreleased, as an aborted stream drops its current packet.
+      assertTrue(UcxPackets.newPacket(pool, 1000, 1024, 2, 0, i,
+          CHECKSUM_SIZE, false) instanceof UcxDFSPacket);
+    }
+    assertEquals(SLAB, pool.metrics().inUseBytes());
+    long before = UcxPackets.reclaimedCount();
+    org.apache.hadoop.test.GenericTestUtils.waitFor(() -> {
+      System.gc();
+      UcxPackets.reclaimAbandoned();
+      return pool.metrics().inUseBytes() == 0;
+    }, 100, 30_000);
+    assertEquals(packets, UcxPackets.reclaimedCount() - before);
+    // A packet released the normal way is not reclaimed a second time.
+    DFSPacket kept = UcxPackets.newPacket(pool, 0, 1024, 2, 0, 99,
+        CHECKSUM_SIZE, false);
+    kept.releaseBuffer(null);
+    kept = null;
+    System.gc();
+    UcxPackets.reclaimAbandoned();
+    assertEquals(packets, UcxPackets.reclaimedCount() - before);
+    assertEquals(0, pool.metrics().inUseBytes());
+  }
 }
