@@ -573,6 +573,8 @@ def parse_stats(line):
 
 def fetched_key(counters):
     """The rdma bean's attribute of data bytes fetched by get."""
+    if "rdma.DataBytesFetched" in counters:
+        return "rdma.DataBytesFetched"
     for k in sorted(counters):
         if k.startswith("rdma.") and re.search(r"bytes.*fetch", k, re.I):
             return k
@@ -600,6 +602,8 @@ class Bench:
         self.clusters = {}
         self.java = shutil.which("java")
         self.idle_cpu = {}
+        self.interrupted = False
+        self.ucx_totals = {}
         self.seq = 0
 
     def fail(self, msg):
@@ -823,7 +827,8 @@ class Bench:
         sent = sum(j["client_stats"].get("ucx-data-bytes-sent", 0) or 0
                    for j in jobs)
         if not any(j["client_stats"] for j in jobs):
-            self.ucx_problem("%s: the UCX client wrote no stats file" % where)
+            self.ucx_problem("%s: the UCX client wrote no stats file (its UCX "
+                             "runtime never started)" % where)
         elif sent == 0:
             self.ucx_problem("%s: the UCX client sent no bytes by UCX "
                              "(ucx-data-bytes-sent=0)" % where)
@@ -1039,7 +1044,9 @@ class Bench:
 
     # -- the end -----------------------------------------------------------
 
-    def stop_clusters(self):
+    def stop_clusters(self, complete):
+        """Stops both clusters; with `complete` (no put was cut short),
+        checks the UCX DataNodes' exit totals against every UCX put."""
         for c in self.clusters.values():
             self.procs.stop([p for p in c.dns + [c.nn] if p is not None])
         c = self.clusters.get("ucx")
@@ -1047,6 +1054,8 @@ class Bench:
             return
         totals = c.ucx_totals()
         self.ucx_totals = totals
+        if not complete:
+            return
         fetched = totals.get("ucx-data-bytes-fetched")
         if fetched is None:
             self.fail("the UCX DataNodes wrote no exit totals")
@@ -1228,7 +1237,7 @@ def machine_info(bench):
         ("DataNode storage", "%s (%s)" % (bench.work, fs)),
         ("Java", java[0] if java else "n/a"),
         ("Hadoop", "2.9.2 (Maven Central jars); UCX path: %s"
-         % os.path.basename(bench.dropin)),
+         % os.path.basename(getattr(bench, "dropin", "n/a"))),
         ("UCX", cmd(["ucx_info", "-v"]).splitlines()[0].lstrip("# ")
          if shutil.which("ucx_info") else "n/a"),
         ("commit", git),
@@ -1253,8 +1262,10 @@ def write_summary_md(bench, summary, fit_rows, scale_sum, transfer):
             "alternating stock, UCX; input files page-cached" % (
                 a.profile, ", ".join(human(s) for s in a.sizes),
                 ", ".join(map(str, a.reps)), a.runs),
-            "- started %s, took %.1f min" % (bench.started, (
-                time.monotonic() - bench.t0) / 60), ""]
+            "- started %s, took %.1f min%s" % (bench.started, (
+                time.monotonic() - bench.t0) / 60,
+                "; INTERRUPTED: partial results" if bench.interrupted
+                else ""), ""]
     out += ["## Put latency (median of runs)", "",
             "Wall time of the FsShell -put JVM, launch to exit; client CPU "
             "= user+sys of that JVM; DataNode CPU = user+sys summed over the "
@@ -1311,7 +1322,7 @@ def write_summary_md(bench, summary, fit_rows, scale_sum, transfer):
               "%s / %s" % (fmt(r["stock_client_cpu_s"]),
                            fmt(r["ucx_client_cpu_s"]))] for r in scale_sum]))
         out += ["", "Plot: [scale.png](scale.png)", ""]
-    totals = getattr(bench, "ucx_totals", {})
+    totals = bench.ucx_totals
     out += ["## What the UCX path carried", "",
             "- UCX DataNodes' exit totals over the whole run (warm-up, "
             "sweep and scale): %s" % (" ".join(
@@ -1461,7 +1472,7 @@ def finish(bench):
     write_csv(os.path.join(bench.out, "scale.csv"), bench.scale_rows)
     write_csv(os.path.join(bench.out, "scale-summary.csv"), scale_sum)
     plots(bench, summary, scale_sum)
-    transfer = run_transfer(bench)
+    transfer = None if bench.interrupted else run_transfer(bench)
     write_summary_md(bench, summary, fit_rows, scale_sum, transfer)
 
 
@@ -1534,11 +1545,14 @@ def main(argv):
     def on_term(signum, frame):
         raise KeyboardInterrupt()
     signal.signal(signal.SIGTERM, on_term)
+    # Even where SIGINT came in ignored (started in the background).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGHUP, on_term)
 
     log("profile %s, results in %s, work in %s" % (a.profile, a.out, a.work))
     rc = 0
     try:
+        complete = False
         try:
             bench.start_clusters()
             bench.warmup()
@@ -1546,9 +1560,10 @@ def main(argv):
                 bench.sweep()
             if not a.no_scale and a.writers:
                 bench.scale()
+            complete = True
         finally:
             log("stopping the clusters")
-            bench.stop_clusters()
+            bench.stop_clusters(complete)
     except HarnessError as e:
         bench.fail(str(e))
         rc = 1
@@ -1566,21 +1581,24 @@ def main(argv):
             shutil.rmtree(os.path.join(a.work, "clusters"),
                           ignore_errors=True)
             shutil.rmtree(os.path.join(a.work, "inputs"), ignore_errors=True)
-    if rc != 130:
-        try:
-            finish(bench)
-        except Exception as e:  # the results are the point: say why not
-            bench.fail("writing results failed: %r" % e)
-            raise
+            for f in ("hadoop.classpath", "fanout.out"):
+                if os.path.exists(os.path.join(a.work, f)):
+                    os.unlink(os.path.join(a.work, f))
+    bench.interrupted = rc == 130
+    try:
+        # Also after an interruption or a failure: what was measured so far.
+        finish(bench)
+    except Exception as e:  # the results are the point: say why not
+        bench.fail("writing results failed: %r" % e)
+        raise
     if bench.failures:
         rc = rc or 1
         print("\nHARNESS FAILURES:\n  " + "\n  ".join(bench.failures),
               file=sys.stderr)
-    if rc != 130:
-        with open(os.path.join(a.out, "summary.md")) as f:
-            print("\n" + f.read())
-        log("results in %s (%.1f min)" % (a.out,
-                                          (time.monotonic() - bench.t0) / 60))
+    with open(os.path.join(a.out, "summary.md")) as f:
+        print("\n" + f.read())
+    log("results in %s (%.1f min)" % (a.out,
+                                      (time.monotonic() - bench.t0) / 60))
     return rc
 
 
