@@ -769,9 +769,9 @@ class Bench:
                              argv=argv))
         total = sum(os.path.getsize(j["path"]) for j in jobs)
         timeout = 180 + total * max(1, rep) / (5e6)
+        before_ctr = c.dn_counters()   # first: JMX reads cost DataNode CPU
         before_dn = c.dn_cpu()
         before_nn = c.nn_cpu()
-        before_ctr = c.dn_counters()
         t0 = time.monotonic()
         for j in jobs:
             j["start"] = time.monotonic()
@@ -861,6 +861,11 @@ class Bench:
         if system == "ucx":
             key = fetched_key(delta)
             row["ucx_bytes_fetched"] = delta.get(key) if key else None
+            # Everything else the client's stats line and the DataNodes'
+            # HdfsRdma bean report (counters and per-phase timers).
+            for k, v in sorted(cs.items()):
+                if k not in ("ucx-data-bytes-sent", "transports"):
+                    row["client_" + k.replace("-", "_")] = v
             for k, v in sorted(delta.items()):
                 if k.startswith("rdma."):
                     row["dn_" + k.replace(".", "_")] = v
