@@ -14,7 +14,8 @@ export DEBIAN_FRONTEND=noninteractive
 $sudo_cmd apt-get update -q
 $sudo_cmd apt-get install -y -q --no-install-recommends \
   openjdk-17-jdk-headless maven cmake make gcc libc6-dev \
-  libucx0 libucx-dev ucx-utils procps ca-certificates patch unzip git python3
+  libucx0 libucx-dev ucx-utils procps ca-certificates patch unzip git python3 \
+  python3-matplotlib
 
 # shellcheck source=dev-support/java-env.sh
 . "$here/dev-support/java-env.sh"

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Put latency of stock HDFS 2.9.2 against the UCX write path, in one run:
+# two clusters (1 NameNode + 4 DataNodes each, separate JVMs, storage on
+# disk), FsShell -put alternating stock / UCX, the machine's limit, and
+# concurrent writers. See benchmarks/README.md.
+#
+#   benchmarks/run.sh [--tiny | --small (default) | --paper] [--scale]
+#                     [--runs N] [--out DIR] [--work DIR] [--help for more]
+#
+# Needs the build (dev-support/setup.sh, or mvn -DskipTests install) and
+# python3 with matplotlib for the plots (Debian: python3-matplotlib).
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")/.." && pwd)"
+# shellcheck source=dev-support/java-env.sh
+. "$here/dev-support/java-env.sh"
+
+# A python3 that has matplotlib (a pyenv or venv python3 first on PATH may
+# not see Debian's python3-matplotlib); without one, results come without
+# plots.
+python=""
+for candidate in python3 /usr/bin/python3; do
+  if command -v "$candidate" >/dev/null 2>&1 &&
+      "$candidate" -c 'import matplotlib' >/dev/null 2>&1; then
+    python="$candidate"
+    break
+  fi
+done
+if [ -z "$python" ]; then
+  echo "run.sh: no python3 with matplotlib: results without plots" \
+    "(apt-get install python3-matplotlib)" >&2
+  python=python3
+fi
+
+exec "$python" "$here/benchmarks/bench.py" "$@"
