@@ -307,8 +307,19 @@ def jmx(port, query):
 
 
 def numeric_attrs(bean):
-    return {k: v for k, v in bean.items()
-            if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    """Numeric attributes of a bean; a map attribute (JMX TabularData, which
+    the /jmx servlet renders as [{"key": k, "value": v}, ...]) becomes one
+    entry per key, named attribute.key (the packet phase timers)."""
+    out = {}
+    for k, v in bean.items():
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            out[k] = v
+        elif isinstance(v, list):
+            for item in v:
+                if (isinstance(item, dict) and "key" in item
+                        and isinstance(item.get("value"), (int, float))):
+                    out["%s.%s" % (k, item["key"])] = item["value"]
+    return out
 
 
 # --------------------------------------------------------------------------
@@ -376,7 +387,10 @@ class Cluster:
                       "org.hdfsrdma.hadoop.UcxDataNodePlugin"),
                      ("dfs.datanode.rdma.enabled", "true"),
                      ("dfs.datanode.rdma.address", "127.0.0.1:0"),
-                     ("dfs.client.rdma.enabled", "true")]
+                     ("dfs.client.rdma.enabled", "true"),
+                     # The per-packet breakdown (a few clock reads a packet).
+                     ("dfs.datanode.rdma.packet-timers.enabled", "true"),
+                     ("dfs.client.rdma.packet-timers.enabled", "true")]
         for fname, text in (("core-site.xml", xml_conf(core)),
                             ("hdfs-site.xml", xml_conf(hdfs)),
                             ("log4j.properties", LOG4J),

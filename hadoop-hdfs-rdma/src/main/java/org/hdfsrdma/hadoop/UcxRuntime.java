@@ -121,9 +121,10 @@ public final class UcxRuntime implements Closeable {
   public static synchronized UcxRuntime get(Configuration conf)
       throws UcxUnavailableException {
     if (instance == null) {
-      Configuration withDefaults = new Configuration(conf);
-      withDefaults.addResource(HdfsRdmaConfigKeys.DEFAULT_RESOURCE);
-      instance = new UcxRuntime(withDefaults);
+      // Defaults come from the KEY_DEFAULT constants: adding
+      // hdfs-rdma-default.xml as a resource here would put it after
+      // hdfs-site.xml and override the operator's settings.
+      instance = new UcxRuntime(new Configuration(conf));
       LOG.info("UCX runtime started (UCX {})",
           org.hdfsrdma.ucx.NativeIntrospection.loadedUcxVersion());
       final UcxRuntime started = instance;

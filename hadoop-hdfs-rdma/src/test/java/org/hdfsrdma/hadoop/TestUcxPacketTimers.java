@@ -1,0 +1,117 @@
+package org.hdfsrdma.hadoop;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertNull;
+import static org.junit.Assert.assertTrue;
+import static org.junit.Assume.assumeTrue;
+
+import java.io.InputStream;
+import java.lang.management.ManagementFactory;
+import java.net.URL;
+import java.util.Random;
+
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.hdfs.DFSTestUtil;
+import org.apache.hadoop.hdfs.MiniDFSCluster;
+import org.apache.hadoop.io.IOUtils;
+import org.hdfsrdma.hadoop.PacketPhaseTimes.Phase;
+import org.hdfsrdma.ucx.UcxLibrary;
+import org.junit.After;
+import org.junit.Before;
+import org.junit.Test;
+
+/**
+ * The per-packet phase timers and the JMX bean an operator and the
+ * benchmarks read: off by default, every phase counted once per packet
+ * when on, and the bean served by the DataNode's /jmx servlet.
+ */
+public class TestUcxPacketTimers {
+
+  private static final String BEAN = "Hadoop:service=DataNode,name=HdfsRdma";
+  private MiniDFSCluster cluster;
+
+  @Before
+  public void checkUcx() {
+    assumeTrue("UCX unavailable: " + UcxLibrary.unavailableReason(),
+        UcxLibrary.isAvailable());
+  }
+
+  @After
+  public void tearDown() {
+    if (cluster != null) {
+      cluster.shutdown();
+    }
+    UcxRuntime.shutdown();
+  }
+
+  private void writeFile(Configuration conf, int bytes) throws Exception {
+    cluster = new MiniDFSCluster.Builder(conf).numDataNodes(3).build();
+    cluster.waitActive();
+    FileSystem fs = cluster.getFileSystem();
+    byte[] data = new byte[bytes];
+    new Random(3).nextBytes(data);
+    try (FSDataOutputStream out = fs.create(new Path("/timed"), (short) 3)) {
+      out.write(data);
+    }
+    assertEquals(bytes, DFSTestUtil.readFileBuffer(fs, new Path("/timed"))
+        .length);
+  }
+
+  @Test(timeout = 300_000)
+  public void testTimersAreOffByDefault() throws Exception {
+    writeFile(TestUcxWritePath.ucxConf(), 1024 * 1024);
+    UcxRuntime runtime = UcxRuntime.current();
+    assertNull(runtime.clientTimes());
+    assertNull(runtime.dataNodeTimes());
+    MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+    assertEquals(3L * 1024 * 1024, server.getAttribute(new ObjectName(BEAN),
+        "DataBytesFetched"));
+  }
+
+  @Test(timeout = 300_000)
+  public void testEveryPhaseIsTimedPerPacket() throws Exception {
+    Configuration conf = TestUcxWritePath.ucxConf();
+    conf.setBoolean(
+        HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_PACKET_TIMERS_ENABLED_KEY, true);
+    conf.setBoolean(
+        HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_PACKET_TIMERS_ENABLED_KEY, true);
+    writeFile(conf, 2 * 1024 * 1024);
+    UcxRuntime runtime = UcxRuntime.current();
+    PacketPhaseTimes dn = runtime.dataNodeTimes();
+    long fetched = runtime.dataBytesFetched().values().stream()
+        .mapToLong(Long::longValue).sum();
+    assertEquals(3L * 2 * 1024 * 1024, fetched);
+    long packets = dn.count(Phase.GET_LATENCY);
+    assertTrue("packets fetched: " + packets, packets >= 3 * 32);
+    for (Phase p : new Phase[] {Phase.GET_WAIT, Phase.COPY, Phase.VERIFY,
+        Phase.DISK}) {
+      assertEquals(p.label(), packets, dn.count(p));
+    }
+    assertTrue(dn.nanos(Phase.GET_LATENCY) > 0);
+    assertTrue(dn.nanos(Phase.DISK) > 0);
+    PacketPhaseTimes client = runtime.clientTimes();
+    // Packets with data are timed until their ack releases the buffer; the
+    // two empty end-of-block packets are sent but hold no buffer.
+    assertTrue(client.count(Phase.CLIENT_SENT_TO_ACK) >= 32);
+    assertEquals(client.count(Phase.CLIENT_SEND) - 2,
+        client.count(Phase.CLIENT_SENT_TO_ACK));
+
+    // The DataNode's own /jmx servlet serves the bean, phases included.
+    URL url = new URL("http://127.0.0.1:"
+        + cluster.getDataNodes().get(0).getInfoPort() + "/jmx?qry=" + BEAN);
+    String json;
+    try (InputStream in = url.openStream()) {
+      java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+      IOUtils.copyBytes(in, bytes, 4096, false);
+      json = bytes.toString("UTF-8");
+    }
+    assertTrue(json, json.contains("\"DataBytesFetched\" : " + fetched));
+    assertTrue(json, json.contains("dn-get-latency-nanos"));
+  }
+}
