@@ -85,7 +85,12 @@ def read_results(jmh_path, transports_path):
         metric = r["primaryMetric"]
         if metric.get("scoreUnit") != "us/op":
             sys.exit("expected us/op from JMH, got %s" % metric.get("scoreUnit"))
+        iterations = [number(v) for fork in metric.get("rawData", [])
+                      for v in fork]
+        iterations = [v for v in iterations if v is not None]
         rows.append(dict(
+            lowest=min(iterations) if iterations else None,
+            highest=max(iterations) if iterations else None,
             benchmark=benchmark, setup_counted=setup, size_bytes=size,
             us_per_op=number(metric["score"]),
             error=number(metric.get("scoreError")),
@@ -259,7 +264,8 @@ def plot(rows, items, path, title_note):
     fig, axes = plt.subplots(1, 2, figsize=(12, 5), sharey=True)
     for ax, setup in zip(axes, (False, True)):
         for name in ("socketTransfer", "ucxSend", "ucxGet"):
-            pts = sorted((r["size_bytes"], r["us_per_op"], r["error"])
+            pts = sorted((r["size_bytes"], r["us_per_op"],
+                          r["lowest"], r["highest"])
                          for r in rows if r["benchmark"] == name
                          and r["setup_counted"] == setup
                          and r["us_per_op"] is not None)
@@ -267,8 +273,13 @@ def plot(rows, items, path, title_note):
                 continue
             xs = [p[0] for p in pts]
             ys = [p[1] for p in pts]
-            errs = [0 if p[2] is None else min(p[2], p[1] * 0.999)
-                    for p in pts]
+            # Bars: slowest and fastest measurement iteration (JMH's
+            # confidence interval over 2-5 iterations spans decades on a
+            # log axis; it is in transfer.csv).
+            errs = [[max(0.0, y - (lo if lo is not None else y))
+                     for _, y, lo, _ in pts],
+                    [max(0.0, (hi if hi is not None else y) - y)
+                     for _, y, _, hi in pts]]
             ax.errorbar(xs, ys, yerr=errs, label=LABELS[name], capsize=3,
                         linewidth=1.5, markersize=5, **STYLES[name])
         for c in items:
@@ -285,7 +296,8 @@ def plot(rows, items, path, title_note):
         ax.set_title("connection set-up counted in every transfer" if setup
                      else "connection already open")
         ax.grid(True, which="both", linewidth=0.3)
-    axes[0].set_ylabel("transfer time (us per transfer, log)")
+    axes[0].set_ylabel("transfer time (us per transfer, log)\n"
+                       "mean; bars: fastest to slowest iteration")
     axes[0].legend(loc="upper left", fontsize=9)
     fig.suptitle("Per-transfer cost against size, two JVMs on one host"
                  + (" - " + title_note if title_note else ""), fontsize=11)
