@@ -81,6 +81,7 @@ rm -f "$out/transports.tsv" "$out/jmh.json"
   echo "java: $(java -version 2>&1 | head -1)"
   echo "ucx: $(ucx_info -v 2>/dev/null | head -1 || echo unknown)"
   echo "UCX_TLS: ${UCX_TLS:-(unset: UCX chooses)}"
+  echo "UCX environment: $(env | grep '^UCX_' | sort | tr '\n' ' ')"
   echo "commit: $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 } > "$out/environment.txt"
 
@@ -91,6 +92,7 @@ HDFSRDMA_BENCH_TRANSPORTS="$out/transports.tsv" \
     2>&1 | tee "$out/jmh.log"
 took=$(( $(date +%s) - start ))
 echo "benchmarks took ${took} s" | tee -a "$out/environment.txt"
+echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$out/environment.txt"
 [ -s "$out/jmh.json" ] || { echo "transfer.sh: JMH wrote no result" >&2; exit 1; }
 
 echo
