@@ -26,7 +26,8 @@ bridge() { # tls-or-default errh(on|off) size
     2>/dev/null | grep -E '^[0-9]+,' | tail -1 | cut -d, -f7
 }
 native() { # tls-or-default errh(on|off) size
-  local args=(--csv -s "$3" -r 1 -w 8)
+  # --ucx-alloc: UCX allocates the exposed memory, as the bridge's pools do.
+  local args=(--csv -s "$3" -r 1 -w 8 --ucx-alloc)
   [ "$1" != default ] && args+=(--tls "$1")
   [ "$2" = on ] && args+=(--err-handling)
   # The bridge sets UCX_MM_ERROR_HANDLING=y; give native the same setting.

@@ -86,6 +86,7 @@ typedef struct {
     int         window;
     const char *tls;
     int         err_peer;
+    int         ucx_alloc;
     double      timeout;
 } cfg_t;
 
@@ -157,22 +158,39 @@ static int owner_main(const cfg_t *c, int *port_wfd, int go_wfd, int closed_rfd)
         FAIL(res, "owner: UCX init failed");
     }
     have_u = 1;
-    if (posix_memalign((void **)&ring, 4096, S * (size_t)N) != 0) {
-        ring = NULL;
-        FAIL(res, "owner: cannot allocate ring of %d x %zu", N, S);
-    }
-    memset(ring, 0, S * (size_t)N);
     ucp_mem_map_params_t mp;
     memset(&mp, 0, sizeof(mp));
     mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
                     UCP_MEM_MAP_PARAM_FIELD_LENGTH;
-    mp.address    = ring;
     mp.length     = S * (size_t)N;
+    if (c->ucx_alloc) {
+        /* UCX allocates (shared memory a local peer reads with no work by
+         * the owner), as the product's registered pools do. */
+        mp.field_mask |= UCP_MEM_MAP_PARAM_FIELD_FLAGS;
+        mp.address     = NULL;
+        mp.flags       = UCP_MEM_MAP_ALLOCATE;
+    } else {
+        if (posix_memalign((void **)&ring, 4096, S * (size_t)N) != 0) {
+            ring = NULL;
+            FAIL(res, "owner: cannot allocate ring of %d x %zu", N, S);
+        }
+        mp.address = ring;
+    }
     st = ucp_mem_map(u.ctx, &mp, &memh);
     if (st != UCS_OK) {
         memh = NULL;
         FAIL(res, "owner: ucp_mem_map: %s", ucs_status_string(st));
     }
+    if (c->ucx_alloc) {
+        ucp_mem_attr_t ma;
+        ma.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS;
+        st = ucp_mem_query(memh, &ma);
+        if (st != UCS_OK) {
+            FAIL(res, "owner: ucp_mem_query: %s", ucs_status_string(st));
+        }
+        ring = ma.address;
+    }
+    memset(ring, 0, S * (size_t)N);
     st = ucp_rkey_pack(u.ctx, memh, &rkey_buf, &rkey_len);
     if (st != UCS_OK) {
         rkey_buf = NULL;
@@ -417,7 +435,9 @@ out:
         }
         ux_fini(&u);
     }
-    free(ring);
+    if (!c->ucx_alloc) {
+        free(ring);
+    }
     free(desc);
     free(pending);
     free(sends_out);
@@ -898,7 +918,8 @@ static void usage(const char *argv0)
 {
     fprintf(stderr,
         "usage: %s [-s SIZE | --sweep] [-r GETTERS] [-n PACKETS] [-b RINGBUFS]\n"
-        "          [-w WINDOW] [--tls UCX_TLS] [--err-handling] [--csv]\n"
+        "          [-w WINDOW] [--tls UCX_TLS] [--err-handling] [--ucx-alloc]\n"
+        "          [--csv]\n"
         "          [--timeout SEC]\n"
         "  -s SIZE         packet size (default 64K; suffix K/M accepted)\n"
         "  --sweep         sizes 4K,16K,64K,256K,1M,4M\n"
@@ -908,6 +929,8 @@ static void usage(const char *argv0)
         "  -w WINDOW       gets in flight per getter (default 8)\n"
         "  --tls LIST      UCX_TLS for owner and getters (default: environment)\n"
         "  --err-handling  UCP_ERR_HANDLING_MODE_PEER on all endpoints\n"
+        "  --ucx-alloc     the owner's ring is allocated by UCX (ucp_mem_map\n"
+        "                  ALLOCATE), as hdfs-rdma's buffer pools are\n"
         "  --csv           CSV output\n"
         "  --timeout SEC   limit per run (default 60); children are killed after\n",
         argv0, MAX_GETTERS);
@@ -922,6 +945,7 @@ int main(int argc, char **argv)
         {"sweep", no_argument, NULL, 'S'},
         {"tls", required_argument, NULL, 'T'},
         {"err-handling", no_argument, NULL, 'E'},
+        {"ucx-alloc", no_argument, NULL, 'A'},
         {"csv", no_argument, NULL, 'C'},
         {"timeout", required_argument, NULL, 'O'},
         {"help", no_argument, NULL, 'h'},
@@ -937,6 +961,7 @@ int main(int argc, char **argv)
         case 'S': sweep = 1; break;
         case 'T': c.tls = optarg; break;
         case 'E': c.err_peer = 1; break;
+        case 'A': c.ucx_alloc = 1; break;
         case 'C': csv = 1; break;
         case 'O': c.timeout = atof(optarg); break;
         case 'h': usage(argv[0]); return 0;

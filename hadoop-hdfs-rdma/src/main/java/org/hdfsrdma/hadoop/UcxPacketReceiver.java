@@ -24,6 +24,7 @@ import org.hdfsrdma.hadoop.PacketPhaseTimes.Phase;
 import org.hdfsrdma.ucx.PacketDescriptor;
 import org.hdfsrdma.ucx.RegisteredBuffer;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
+import org.hdfsrdma.ucx.UcxConnection;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -65,7 +66,6 @@ public class UcxPacketReceiver extends PacketReceiver {
     final RegisteredBuffer target;
     final CompletableFuture<Void> done;
     final long issuedNanos;
-    volatile long completedNanos;
 
     Fetch(UcxBlockSession.Arrival arrival, RegisteredBuffer target,
         CompletableFuture<Void> done, long issuedNanos) {
@@ -83,6 +83,7 @@ public class UcxPacketReceiver extends PacketReceiver {
   private final SelectableChannel socket;
   private final LongConsumer dataFetched;
   private final Runnable onSocketFallback;
+  private final java.util.function.Consumer<UcxConnection> onFirstConnection;
   private final PacketPhaseTimes times;
   private final ArrayDeque<Fetch> inFlight = new ArrayDeque<Fetch>();
   private final ByteBuffer probe = ByteBuffer.allocate(1);
@@ -108,12 +109,16 @@ public class UcxPacketReceiver extends PacketReceiver {
    * @param dataFetched told the data bytes (checksums excluded) of every
    *     packet fetched, for the DataNode's counters
    * @param onSocketFallback run once if the packets come over the socket
+   * @param onFirstConnection told the connection the block's first packet
+   *     arrived on (the DataNode notes its transports)
    * @param times where packet phases are timed, or null for no timing
    */
   public UcxPacketReceiver(UcxBlockSession session,
       RegisteredBufferPool landing, long timeoutMs, int getsInFlight,
       ReadableByteChannel socketChannel, LongConsumer dataFetched,
-      Runnable onSocketFallback, PacketPhaseTimes times) {
+      Runnable onSocketFallback,
+      java.util.function.Consumer<UcxConnection> onFirstConnection,
+      PacketPhaseTimes times) {
     super(false);
     this.session = session;
     this.landing = landing;
@@ -122,6 +127,7 @@ public class UcxPacketReceiver extends PacketReceiver {
     this.socket = watchable(socketChannel);
     this.dataFetched = dataFetched;
     this.onSocketFallback = onSocketFallback;
+    this.onFirstConnection = onFirstConnection;
     this.times = times;
   }
 
@@ -253,7 +259,6 @@ public class UcxPacketReceiver extends PacketReceiver {
         if (times != null) {
           copyFrom = System.nanoTime();
           times.add(Phase.GET_WAIT, copyFrom - waitFrom);
-          times.add(Phase.GET_LATENCY, head.completedNanos - head.issuedNanos);
         }
         ByteBuffer landed = head.target.buffer();
         landed.limit(length);
@@ -396,11 +401,16 @@ public class UcxPacketReceiver extends PacketReceiver {
       inFlight.add(new Fetch(arrival, null, null, 0));
       return;
     }
+    if (packetsReceived == 0 && inFlight.isEmpty()) {
+      onFirstConnection.accept(arrival.connection());
+    }
+    final long issued = times == null ? 0 : System.nanoTime();
     final Fetch f = new Fetch(arrival, target,
-        arrival.connection().get(d, target, timeoutMs),
-        times == null ? 0 : System.nanoTime());
+        arrival.connection().get(d, target, timeoutMs), issued);
     if (times != null) {
-      f.done.whenComplete((ok, error) -> f.completedNanos = System.nanoTime());
+      final PacketPhaseTimes t = times;
+      f.done.whenComplete((ok, error) -> t.add(Phase.GET_LATENCY,
+          System.nanoTime() - issued));
     }
     inFlight.add(f);
   }

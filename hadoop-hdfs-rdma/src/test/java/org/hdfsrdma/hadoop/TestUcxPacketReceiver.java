@@ -89,7 +89,8 @@ public class TestUcxPacketReceiver {
 
   private UcxPacketReceiver receiver(UcxBlockSession session, long timeoutMs) {
     return new UcxPacketReceiver(session, runtime.landingPool(), timeoutMs,
-        4, null, n -> runtime.countFetched("test", n), () -> { }, null);
+        4, null, n -> runtime.countFetched("test", n), () -> { }, c -> { },
+        null);
   }
 
   @Test(timeout = 60_000)
@@ -236,7 +237,7 @@ public class TestUcxPacketReceiver {
         16, "test block");
     UcxPacketReceiver receiver = new UcxPacketReceiver(session,
         runtime.landingPool(), 30_000, 4, null,
-        n -> runtime.countFetched("test", n), () -> { }, times);
+        n -> runtime.countFetched("test", n), () -> { }, c -> { }, times);
     long landingInUse = runtime.landingPool().metrics().inUseBytes();
     int landingBuffer = runtime.landingPool().bufferSize();
     try {
@@ -326,7 +327,7 @@ public class TestUcxPacketReceiver {
     try (SocketPair socket = new SocketPair()) {
       UcxPacketReceiver receiver = new UcxPacketReceiver(session,
           runtime.landingPool(), 30_000, 4, socket.channel, n -> { },
-          () -> { }, null);
+          () -> { }, c -> { }, null);
       try {
         socket.upstream.close();
         long start = System.nanoTime();
@@ -370,7 +371,7 @@ public class TestUcxPacketReceiver {
     try (SocketPair socket = new SocketPair()) {
       UcxPacketReceiver receiver = new UcxPacketReceiver(session,
           runtime.landingPool(), 30_000, 4, socket.channel, n -> { },
-          () -> fallbacks[0]++, null);
+          () -> fallbacks[0]++, c -> { }, null);
       try {
         byte[] first = socketPacket(0, (byte) 7, false);
         byte[] second = socketPacket(1, (byte) 9, true);

@@ -93,6 +93,10 @@ public class TestUcxPacketTimers {
         Phase.DISK}) {
       assertEquals(p.label(), packets, dn.count(p));
     }
+    for (Phase p : Phase.values()) {
+      // Every total is a sum of positive intervals of one write.
+      assertTrue(p.label(), dn.nanos(p) >= 0 && dn.nanos(p) < 60_000_000_000L);
+    }
     assertTrue(dn.nanos(Phase.GET_LATENCY) > 0);
     assertTrue(dn.nanos(Phase.DISK) > 0);
     PacketPhaseTimes client = runtime.clientTimes();

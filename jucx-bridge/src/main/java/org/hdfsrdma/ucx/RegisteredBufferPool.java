@@ -50,7 +50,10 @@ public final class RegisteredBufferPool implements Closeable {
     final long length;
     final byte[] rkey;
     final ByteBuffer view;
-    /** The Java memory under the registration; held so GC cannot free it. */
+    /**
+     * The Java memory under the registration, held so GC cannot free it;
+     * null when UCX allocated the slab (freed by deregistering it).
+     */
     final ByteBuffer backing;
     int leased;
     boolean unmapped;
@@ -228,15 +231,28 @@ public final class RegisteredBufferPool implements Closeable {
     UcpMemory memory;
     ByteBuffer backing = null;
     try {
-      backing = ByteBuffer.allocateDirect((int) slabBytes + PAGE);
-      long base = UcxUtils.getAddress(backing);
-      long aligned = (base + PAGE - 1) & ~((long) PAGE - 1);
-      memory = context.ucp().memoryMap(new UcpMemMapParams()
-          .setAddress(aligned)
+      // Memory UCX allocates itself lives in a shared-memory segment (and
+      // is registered with every RDMA device): a peer on the same host can
+      // then read it through the posix/sysv transports with no work by
+      // this process, where a get of ordinary memory needs this side's
+      // progress thread to serve it (no cma under peer error handling).
+      memory = context.ucp().memoryMap(new UcpMemMapParams().allocate()
           .setLength(slabBytes));
-    } catch (RuntimeException e) {
-      throw new IllegalStateException("UCX could not register a slab of "
-          + slabBytes + " bytes for pool " + name + ": " + e.getMessage(), e);
+    } catch (RuntimeException allocateFailed) {
+      try {
+        backing = ByteBuffer.allocateDirect((int) slabBytes + PAGE);
+        long base = UcxUtils.getAddress(backing);
+        long aligned = (base + PAGE - 1) & ~((long) PAGE - 1);
+        memory = context.ucp().memoryMap(new UcpMemMapParams()
+            .setAddress(aligned)
+            .setLength(slabBytes));
+      } catch (RuntimeException e) {
+        throw new IllegalStateException("UCX could not register a slab of "
+            + slabBytes + " bytes for pool " + name + ": " + e.getMessage(),
+            e);
+      }
+      LOG.debug("Pool {}: UCX could not allocate a slab ({}); registered"
+          + " JVM memory instead", name, allocateFailed.getMessage());
     }
     context.retain();
     Slab slab;

@@ -211,6 +211,26 @@ public final class UcxWorker implements Closeable {
     }
   }
 
+  /**
+   * Runs {@code task} on the progress thread after what it is doing now,
+   * even when called from the progress thread: for work started from a
+   * completion callback, which may itself complete inline (a get of
+   * shared memory does) and would otherwise recurse without bound.
+   */
+  public void executeLater(Runnable task) {
+    if (state != State.RUNNING) {
+      throw new IllegalStateException("UCX worker " + name + " is " + state);
+    }
+    tasks.add(task);
+    if (state != State.RUNNING && tasks.remove(task)) {
+      throw new IllegalStateException("UCX worker " + name + " is " + state);
+    }
+    if (!inProgressThread() && sleeping) {
+      wakeups.incrementAndGet();
+      signal();
+    }
+  }
+
   /** Wakes the progress thread; never touches a destroyed worker. */
   private void signal() {
     synchronized (nativeLock) {

@@ -250,7 +250,9 @@ public final class GetBandwidth {
             } else if (completed.incrementAndGet() == total) {
               done.complete(null);
             } else {
-              next(target);
+              // Not inline: a get of shared memory completes inside the
+              // call that starts it, and the chain would grow the stack.
+              from.worker().executeLater(() -> next(target));
             }
           });
     }

@@ -216,7 +216,7 @@ public final class UcxDataNodeWrite {
     receiver.setPacketReceiver(new UcxPacketReceiver(session,
         r.landingPool(), getTimeoutMs, getsInFlight, socket,
         n -> r.countFetched(dataNode, n), r::recountBlockOverTcp,
-        r.dataNodeTimes()));
+        r::noteTransports, r.dataNodeTimes()));
     committed = true;
     runtime.countReceivedBlock(true);
     return UcxWireFields.withCommits(reply, entries);
