@@ -18,8 +18,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.LongConsumer;
 
+import org.apache.hadoop.fs.ChecksumException;
 import org.apache.hadoop.hdfs.protocol.datatransfer.PacketHeader;
 import org.apache.hadoop.hdfs.protocol.datatransfer.PacketReceiver;
+import org.apache.hadoop.util.DataChecksum;
 import org.hdfsrdma.hadoop.PacketPhaseTimes.Phase;
 import org.hdfsrdma.ucx.PacketDescriptor;
 import org.hdfsrdma.ucx.RegisteredBuffer;
@@ -97,6 +99,8 @@ public class UcxPacketReceiver extends PacketReceiver {
   private long packetsReceived;
   private long bytesFetched;
   private PacketReceiver overSocket;
+  private Crc32cVerifier verifier;
+  private boolean verifierChosen;
   private InputStream pushedBack;
   // Phase timers: when the packet was handed over, and the last mark since.
   private long lastMarkNanos;
@@ -192,12 +196,30 @@ public class UcxPacketReceiver extends PacketReceiver {
   }
 
   /**
-   * Hook after BlockReceiver verified a packet's checksums.
+   * BlockReceiver's checksum verification (hook): for UCX blocks with the
+   * JDK's CRC32C where Hadoop would use its pure-Java CRC (see
+   * {@link Crc32cVerifier}), timed as the verify phase; otherwise exactly
+   * Hadoop's {@code checksum.verifyChunkedSums}.
    */
-  public static void verified(PacketReceiver receiver) {
-    if (receiver instanceof UcxPacketReceiver) {
-      ((UcxPacketReceiver) receiver).mark(Phase.VERIFY);
+  public static void verifyChunkedSums(PacketReceiver receiver,
+      DataChecksum checksum, ByteBuffer data, ByteBuffer sums,
+      String fileName) throws ChecksumException {
+    if (!(receiver instanceof UcxPacketReceiver)) {
+      checksum.verifyChunkedSums(data, sums, fileName, 0);
+      return;
     }
+    UcxPacketReceiver ucx = (UcxPacketReceiver) receiver;
+    if (ucx.verifier == null && !ucx.verifierChosen) {
+      ucx.verifier = Crc32cVerifier.forChecksum(checksum);
+      ucx.verifierChosen = true;
+    }
+    if (ucx.verifier != null && data.hasArray() && sums.hasArray()) {
+      ucx.verifier.verify(checksum.getBytesPerChecksum(), data, sums,
+          fileName);
+    } else {
+      checksum.verifyChunkedSums(data, sums, fileName, 0);
+    }
+    ucx.mark(Phase.VERIFY);
   }
 
   /** Hook after BlockReceiver wrote (and flushed) a packet to disk. */

@@ -323,36 +323,57 @@ public final class UcxStreamerState {
           DESCRIPTOR_SLOT_BYTES * MAX_PIPELINE);
     }
     byte[] rkey = region.remoteKey(); // once per packet, not per node
-    List<CompletableFuture<Void>> sends =
-        new ArrayList<CompletableFuture<Void>>(connections.length);
+    final PacketDescriptor[] descriptors = new PacketDescriptor[
+        connections.length];
     for (int i = 0; i < connections.length; i++) {
       // One descriptor per node: each names that node's session.
-      PacketDescriptor d = new PacketDescriptor()
+      descriptors[i] = new PacketDescriptor()
           .wrap(slots[slot], i * DESCRIPTOR_SLOT_BYTES, DESCRIPTOR_SLOT_BYTES)
           .encode(sessionIds[i], block.getBlockId(), generationStamp,
               packet.getSeqno(), offsetInBlock, flags, region.regionId(),
               region.regionAddress(), region.regionLength(), address,
               checksumLength, dataLength, rkey);
-      final DatanodeInfo node = nodes[i];
-      final int index = i;
-      sends.add(connections[i].sendDescriptor(d, connectTimeoutMs)
-          .whenComplete((ok, error) -> {
-            if (error != null && sendFailure == null) {
-              failedNode = index;
-              sendFailure = new IOException("hdfs-rdma: sending a packet"
-                  + " descriptor of " + block + " to " + node + " failed",
-                  error);
-            }
-          }));
     }
-    slotSends[slot] = CompletableFuture.allOf(
-        sends.toArray(new CompletableFuture<?>[0]));
+    // One hand-over to the progress thread for all nodes: a wake-up per
+    // node would cost a system call and a context switch each.
+    final CompletableFuture<Void> sent = new CompletableFuture<Void>();
+    final UcxConnection[] to = connections;
+    final DatanodeInfo[] toNodes = nodes;
+    final ExtendedBlock ofBlock = block;
+    try {
+      runtime.worker().execute(() -> {
+        CompletableFuture<?>[] sends = new CompletableFuture<?>[to.length];
+        for (int i = 0; i < to.length; i++) {
+          final int index = i;
+          sends[i] = to[i].sendDescriptor(descriptors[i], connectTimeoutMs)
+              .whenComplete((ok, error) -> {
+                if (error != null && sendFailure == null) {
+                  failedNode = index;
+                  sendFailure = new IOException("hdfs-rdma: sending a"
+                      + " packet descriptor of " + ofBlock + " to "
+                      + toNodes[index] + " failed", error);
+                }
+              });
+        }
+        CompletableFuture.allOf(sends).whenComplete((ok, error) -> {
+          if (error != null) {
+            sent.completeExceptionally(error);
+          } else {
+            sent.complete(null);
+          }
+        });
+      });
+    } catch (IllegalStateException e) {
+      throw new IOException("hdfs-rdma: cannot send the descriptors of "
+          + block + ": " + e.getMessage(), e);
+    }
+    slotSends[slot] = sent;
     runtime.countSent(dataLength);
     if (times != null) {
-      long sent = System.nanoTime();
-      times.add(PacketPhaseTimes.Phase.CLIENT_SEND, sent - started);
+      long sentAt = System.nanoTime();
+      times.add(PacketPhaseTimes.Phase.CLIENT_SEND, sentAt - started);
       if (packet instanceof UcxDFSPacket) {
-        ((UcxDFSPacket) packet).sentAt(sent, times);
+        ((UcxDFSPacket) packet).sentAt(sentAt, times);
       }
     }
   }
