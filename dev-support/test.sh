@@ -32,3 +32,8 @@ if [ -f "$totals" ]; then
       " descriptors, %d data bytes fetched by DataNodes with UCX get\n",
       NR, sent, fetched }' "$totals"
 fi
+
+# The benchmark harness on a tiny sweep, to prove it works end to end
+# (two multi-process clusters, stock and UCX puts, limit, plots). It checks
+# that UCX carried the UCX puts; it never judges timings.
+benchmarks/run.sh --tiny --out benchmarks/results/ci
