@@ -970,7 +970,7 @@ class Bench:
         packets = min(max(math.ceil(size / PACKET), 1024), 16384)
         out = os.path.join(self.work, "fanout.out")
         p = self.procs.spawn([exe, "-s", "64K", "-r", str(rep), "-n",
-                              str(packets), "--err-handling", "--csv",
+                              str(packets), "--err-handling", "--ucx-alloc", "--csv",
                               "--timeout", "120"], out, env=self.fanout_env(),
                              name="ucx_fanout_bench")
         done = self.procs.wait_all([p], 200, self.cluster_pids)
@@ -1010,7 +1010,8 @@ class Bench:
         lanes = "n/a"
         if os.access(exe, os.X_OK):
             r = subprocess.run([exe, "-s", "64K", "-r", str(rep), "-n", "256",
-                                "--err-handling"], env=self.fanout_env(),
+                                "--err-handling", "--ucx-alloc"],
+                               env=self.fanout_env(),
                                capture_output=True, text=True, timeout=120)
             m = re.search(r"RMA lanes \(getter 0\): (\S+)", r.stdout)
             lanes = m.group(1) if m else "n/a"
