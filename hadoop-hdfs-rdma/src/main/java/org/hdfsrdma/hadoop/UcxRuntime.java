@@ -132,10 +132,19 @@ public final class UcxRuntime implements Closeable {
       // After Hadoop's own hooks (FileSystem.close flushes open streams),
       // report, then close: UCX left open makes the JVM's exit ~0.4 s
       // slower (measured), which an hdfs dfs -put pays on every file.
-      ShutdownHookManager.get().addShutdownHook(() -> {
+      final Runnable atExit = () -> {
         started.reportTotals();
         closeAtExit(started);
-      }, SHUTDOWN_HOOK_PRIORITY);
+      };
+      ShutdownHookManager.get().addShutdownHook(atExit,
+          SHUTDOWN_HOOK_PRIORITY);
+      // MiniDFSCluster.shutdown() clears Hadoop's hooks; then this one
+      // does the same work (Hadoop's own clean-up was cleared with it).
+      Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+        if (!ShutdownHookManager.get().hasShutdownHook(atExit)) {
+          atExit.run();
+        }
+      }, "hdfs-rdma-at-exit"));
     }
     return instance;
   }

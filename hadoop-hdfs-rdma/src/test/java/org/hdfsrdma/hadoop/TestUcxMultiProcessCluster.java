@@ -176,13 +176,7 @@ public class TestUcxMultiProcessCluster {
         (DistributedFileSystem) FileSystem.newInstance(
             java.net.URI.create(fsUri), conf);
     try {
-      GenericTestUtils.waitFor(() -> {
-        try {
-          return fs.getDataNodeStats(DatanodeReportType.LIVE).length == 4;
-        } catch (IOException e) {
-          return false;
-        }
-      }, 500, 120_000);
+      waitForLiveDataNodes(fs, 4);
 
       Path path = new Path("/killed");
       byte[] data = new byte[6 * 1024 * 1024];
@@ -210,6 +204,17 @@ public class TestUcxMultiProcessCluster {
     }
   }
 
+  private static void waitForLiveDataNodes(DistributedFileSystem fs,
+      int count) throws Exception {
+    GenericTestUtils.waitFor(() -> {
+      try {
+        return fs.getDataNodeStats(DatanodeReportType.LIVE).length == count;
+      } catch (IOException e) {
+        return false;
+      }
+    }, 500, 120_000);
+  }
+
   private static String read(File log) throws IOException {
     return new String(java.nio.file.Files.readAllBytes(log.toPath()),
         java.nio.charset.StandardCharsets.UTF_8);
@@ -227,13 +232,7 @@ public class TestUcxMultiProcessCluster {
         (DistributedFileSystem) FileSystem.newInstance(
             java.net.URI.create(fsUri), conf);
     try {
-      GenericTestUtils.waitFor(() -> {
-        try {
-          return fs.getDataNodeStats(DatanodeReportType.LIVE).length == 3;
-        } catch (IOException e) {
-          return false;
-        }
-      }, 500, 120_000);
+      waitForLiveDataNodes(fs, 3);
       // DataNode plugins start after the DataNode registered.
       final File dataNodeLog = new File(work, "datanode2.log");
       GenericTestUtils.waitFor(() -> {

@@ -170,16 +170,9 @@ public final class RegisteredBufferPool implements Closeable {
     try {
       boolean waited = false;
       while (true) {
-        if (closed) {
-          throw new IllegalStateException("buffer pool " + name + " is closed");
-        }
-        Slot slot = free.poll();
-        if (slot == null && registeredBytes + slabBytes <= capBytes) {
-          addSlab();
-          slot = free.poll();
-        }
-        if (slot != null) {
-          return lease(slot);
+        RegisteredBuffer lease = leaseIfFree();
+        if (lease != null) {
+          return lease;
         }
         long remaining = deadline - System.nanoTime();
         if (remaining <= 0) {
@@ -213,18 +206,23 @@ public final class RegisteredBufferPool implements Closeable {
   public RegisteredBuffer tryAcquire() {
     lock.lock();
     try {
-      if (closed) {
-        throw new IllegalStateException("buffer pool " + name + " is closed");
-      }
-      Slot slot = free.poll();
-      if (slot == null && registeredBytes + slabBytes <= capBytes) {
-        addSlab();
-        slot = free.poll();
-      }
-      return slot == null ? null : lease(slot);
+      return leaseIfFree();
     } finally {
       lock.unlock();
     }
+  }
+
+  /** A lease of a free slot, registering a slab if the cap allows; lock held. */
+  private RegisteredBuffer leaseIfFree() {
+    if (closed) {
+      throw new IllegalStateException("buffer pool " + name + " is closed");
+    }
+    Slot slot = free.poll();
+    if (slot == null && registeredBytes + slabBytes <= capBytes) {
+      addSlab();
+      slot = free.poll();
+    }
+    return slot == null ? null : lease(slot);
   }
 
   private void addSlab() {
