@@ -67,7 +67,32 @@ public class TestUcxMultiProcessCluster {
 
   private Process start(String name, String mainClass, String... args)
       throws IOException {
-    return start(name, false, mainClass, args);
+    return start(name, Jvm.PATCHED, mainClass, args);
+  }
+
+  /** What a started JVM runs. */
+  private enum Jvm {
+    /** This module's classes and configuration (UCX on). */
+    PATCHED,
+    /** The same, on a host whose UCX libraries cannot load. */
+    UCX_BROKEN,
+    /** Stock Hadoop 2.9.2 jars only: none of hdfs-rdma, no UCX settings. */
+    STOCK
+  }
+
+  /** The test class path without hdfs-rdma's classes, settings and UCX. */
+  private static String stockClassPath(String classPath) {
+    StringBuilder stock = new StringBuilder();
+    for (String entry : classPath.split(File.pathSeparator)) {
+      if (entry.endsWith("/target/classes")
+          || entry.endsWith("/target/test-classes")
+          || entry.matches(
+              ".*/(jucx|jucx-bridge|hadoop-hdfs-rdma)-[^/]*\\.jar")) {
+        continue;
+      }
+      stock.append(File.pathSeparator).append(entry);
+    }
+    return stock.toString();
   }
 
   /**
@@ -75,8 +100,9 @@ public class TestUcxMultiProcessCluster {
    * the UCX libraries cannot load (an empty libucp.so.0 comes first on
    * LD_LIBRARY_PATH, as on a host with a broken or missing UCX install).
    */
-  private Process start(String name, boolean withoutUcx, String mainClass,
+  private Process start(String name, Jvm kind, String mainClass,
       String... args) throws IOException {
+    boolean withoutUcx = kind == Jvm.UCX_BROKEN;
     File broken = new File(work, "broken-ucx");
     List<String> command = new ArrayList<String>();
     command.add(System.getProperty("java.home") + "/bin/java");
@@ -88,9 +114,11 @@ public class TestUcxMultiProcessCluster {
     }
     command.add("-cp");
     // conf/ first: FsShell insists on a core-site.xml.
-    command.add(new File(work, "conf").getAbsolutePath() + File.pathSeparator
-        + System.getProperty("surefire.test.class.path",
-            System.getProperty("java.class.path")));
+    String classPath = System.getProperty("surefire.test.class.path",
+        System.getProperty("java.class.path"));
+    command.add(new File(work, "conf").getAbsolutePath()
+        + (kind == Jvm.STOCK ? stockClassPath(classPath)
+            : File.pathSeparator + classPath));
     command.add(mainClass);
     for (String a : args) {
       command.add(a);
@@ -114,9 +142,9 @@ public class TestUcxMultiProcessCluster {
 
   /**
    * Starts a NameNode and {@code dataNodes} DataNodes, the one numbered
-   * {@code withoutUcx} (if any) unable to load UCX; returns the fs URI.
+   * {@code special} (if any) of the given kind; returns the fs URI.
    */
-  private String startCluster(int dataNodes, int withoutUcx)
+  private String startCluster(int dataNodes, int special, Jvm kind)
       throws Exception {
     work = GenericTestUtils.getTestDir("multiprocess-" + System.nanoTime());
     work.mkdirs();
@@ -156,7 +184,8 @@ public class TestUcxMultiProcessCluster {
           "-D", "dfs.datanode.address=127.0.0.1:" + port,
           "-D", "dfs.datanode.http.address=127.0.0.1:0",
           "-D", "dfs.datanode.ipc.address=127.0.0.1:0");
-      dataNodesByPort.put(port, start("datanode" + i, i == withoutUcx,
+      dataNodesByPort.put(port, start("datanode" + i,
+          i == special ? kind : Jvm.PATCHED,
           "org.apache.hadoop.hdfs.server.datanode.DataNode",
           args.toArray(new String[0])));
     }
@@ -167,7 +196,7 @@ public class TestUcxMultiProcessCluster {
   public void testDataNodeKilledMidBlock() throws Exception {
     assumeTrue("UCX unavailable: " + UcxLibrary.unavailableReason(),
         UcxLibrary.isAvailable());
-    String fsUri = startCluster(4, -1);
+    String fsUri = startCluster(4, -1, Jvm.PATCHED);
     Configuration conf = new Configuration();
     conf.set("fs.defaultFS", fsUri);
     conf.set("dfs.namenode.http-address", httpAddress); // for fsck
@@ -224,7 +253,7 @@ public class TestUcxMultiProcessCluster {
   public void testHostsWithoutUcxLibrariesWriteOverTcp() throws Exception {
     assumeTrue("UCX unavailable: " + UcxLibrary.unavailableReason(),
         UcxLibrary.isAvailable());
-    String fsUri = startCluster(3, 2);
+    String fsUri = startCluster(3, 2, Jvm.UCX_BROKEN);
     Configuration conf = new Configuration();
     conf.set("fs.defaultFS", fsUri);
     conf.setBoolean(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY, true);
@@ -263,7 +292,7 @@ public class TestUcxMultiProcessCluster {
       byte[] more = new byte[2 * 1024 * 1024 + 5];
       new Random(22).nextBytes(more);
       java.nio.file.Files.write(local.toPath(), more);
-      Process put = start("put-without-ucx", true,
+      Process put = start("put-without-ucx", Jvm.UCX_BROKEN,
           "org.apache.hadoop.fs.FsShell", "-D", "fs.defaultFS=" + fsUri,
           "-D", HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY + "=true",
           "-put", local.getAbsolutePath(), "/no-ucx-client");
@@ -274,6 +303,55 @@ public class TestUcxMultiProcessCluster {
           putLog.contains("UCX unavailable, writes stay on TCP"));
       assertArrayEquals(more, DFSTestUtil.readFileBuffer(fs,
           new Path("/no-ucx-client")));
+    } finally {
+      fs.close();
+    }
+  }
+
+  @Test(timeout = 300_000)
+  public void testStockJarsOnEitherSideWriteOverTcp() throws Exception {
+    assumeTrue("UCX unavailable: " + UcxLibrary.unavailableReason(),
+        UcxLibrary.isAvailable());
+    String fsUri = startCluster(3, 2, Jvm.STOCK);
+    Configuration conf = new Configuration();
+    conf.set("fs.defaultFS", fsUri);
+    conf.setBoolean(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY, true);
+    final DistributedFileSystem fs =
+        (DistributedFileSystem) FileSystem.newInstance(
+            java.net.URI.create(fsUri), conf);
+    try {
+      waitForLiveDataNodes(fs, 3);
+      String stockLog = read(new File(work, "datanode2.log"));
+      assertTrue("the stock DataNode runs without hdfs-rdma",
+          !stockLog.contains("org.hdfsrdma")
+          && !stockLog.contains("UCX data path"));
+
+      // A patched client with UCX on; every pipeline holds the stock one.
+      Path path = new Path("/stock-datanode");
+      byte[] data = new byte[2 * 1024 * 1024 + 99];
+      new Random(31).nextBytes(data);
+      long sentBefore = UcxRuntime.get(conf).dataBytesSent();
+      try (FSDataOutputStream out = fs.create(path, (short) 3)) {
+        out.write(data);
+      }
+      assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs, path));
+      assertEquals("no packet went as a descriptor", sentBefore,
+          UcxRuntime.current().dataBytesSent());
+
+      // A stock client (hdfs dfs -put on the stock jars) to this cluster,
+      // replication 2 so some pipelines hold only patched DataNodes.
+      File local = new File(work, "stock-client-file");
+      byte[] more = new byte[1024 * 1024 + 3];
+      new Random(32).nextBytes(more);
+      java.nio.file.Files.write(local.toPath(), more);
+      Process put = start("put-stock-client", Jvm.STOCK,
+          "org.apache.hadoop.fs.FsShell", "-D", "dfs.replication=2",
+          "-put", local.getAbsolutePath(), "/stock-client");
+      assertTrue(put.waitFor(120, TimeUnit.SECONDS));
+      assertEquals(read(new File(work, "put-stock-client.log")), 0,
+          put.exitValue());
+      assertArrayEquals(more, DFSTestUtil.readFileBuffer(fs,
+          new Path("/stock-client")));
     } finally {
       fs.close();
     }
