@@ -67,14 +67,12 @@ public class UcxPacketReceiver extends PacketReceiver {
     final UcxBlockSession.Arrival arrival;
     final RegisteredBuffer target;
     final CompletableFuture<Void> done;
-    final long issuedNanos;
 
     Fetch(UcxBlockSession.Arrival arrival, RegisteredBuffer target,
-        CompletableFuture<Void> done, long issuedNanos) {
+        CompletableFuture<Void> done) {
       this.arrival = arrival;
       this.target = target;
       this.done = done;
-      this.issuedNanos = issuedNanos;
     }
   }
 
@@ -416,11 +414,11 @@ public class UcxPacketReceiver extends PacketReceiver {
       throw e;
     }
     issuedLastPacket = d.isLastPacketInBlock();
-    if (length(d) == 0) {
+    if (d.packetLength() == 0) {
       if (target != null) {
         target.release();
       }
-      inFlight.add(new Fetch(arrival, null, null, 0));
+      inFlight.add(new Fetch(arrival, null, null));
       return;
     }
     if (packetsReceived == 0 && inFlight.isEmpty()) {
@@ -428,17 +426,13 @@ public class UcxPacketReceiver extends PacketReceiver {
     }
     final long issued = times == null ? 0 : System.nanoTime();
     final Fetch f = new Fetch(arrival, target,
-        arrival.connection().get(d, target, timeoutMs), issued);
+        arrival.connection().get(d, target, timeoutMs));
     if (times != null) {
       final PacketPhaseTimes t = times;
       f.done.whenComplete((ok, error) -> t.add(Phase.GET_LATENCY,
           System.nanoTime() - issued));
     }
     inFlight.add(f);
-  }
-
-  private static int length(PacketDescriptor d) {
-    return d.checksumLength() + d.dataLength();
   }
 
   private void await(Fetch f) throws IOException {

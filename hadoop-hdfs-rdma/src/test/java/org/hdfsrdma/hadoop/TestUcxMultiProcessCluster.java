@@ -197,15 +197,8 @@ public class TestUcxMultiProcessCluster {
     assumeTrue("UCX unavailable: " + UcxLibrary.unavailableReason(),
         UcxLibrary.isAvailable());
     String fsUri = startCluster(4, -1, Jvm.PATCHED);
-    Configuration conf = new Configuration();
-    conf.set("fs.defaultFS", fsUri);
-    conf.set("dfs.namenode.http-address", httpAddress); // for fsck
-    conf.setBoolean(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY, true);
-    final DistributedFileSystem fs =
-        (DistributedFileSystem) FileSystem.newInstance(
-            java.net.URI.create(fsUri), conf);
+    final DistributedFileSystem fs = openClient(fsUri, 4);
     try {
-      waitForLiveDataNodes(fs, 4);
 
       Path path = new Path("/killed");
       byte[] data = new byte[6 * 1024 * 1024];
@@ -224,7 +217,7 @@ public class TestUcxMultiProcessCluster {
       assertTrue("the writer sent packets over UCX to the DataNode JVMs",
           UcxRuntime.current().dataBytesSent() >= 2 * 1024 * 1024);
       ByteArrayOutputStream report = new ByteArrayOutputStream();
-      Configuration fsckConf = new Configuration(conf);
+      Configuration fsckConf = new Configuration(clientConf);
       ToolRunner.run(new DFSck(fsckConf, new PrintStream(report, true)),
           new String[] {"/killed"});
       assertTrue(report.toString(), report.toString().contains("HEALTHY"));
@@ -233,15 +226,35 @@ public class TestUcxMultiProcessCluster {
     }
   }
 
-  private static void waitForLiveDataNodes(DistributedFileSystem fs,
-      int count) throws Exception {
-    GenericTestUtils.waitFor(() -> {
-      try {
-        return fs.getDataNodeStats(DatanodeReportType.LIVE).length == count;
-      } catch (IOException e) {
-        return false;
-      }
-    }, 500, 120_000);
+  private Configuration clientConf;
+
+  /**
+   * This JVM's client of the cluster, UCX on, once {@code dataNodes}
+   * DataNodes are live.
+   */
+  private DistributedFileSystem openClient(String fsUri, int dataNodes)
+      throws Exception {
+    clientConf = new Configuration();
+    clientConf.set("fs.defaultFS", fsUri);
+    clientConf.set("dfs.namenode.http-address", httpAddress); // for fsck
+    clientConf.setBoolean(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY,
+        true);
+    final DistributedFileSystem fs = (DistributedFileSystem)
+        FileSystem.newInstance(java.net.URI.create(fsUri), clientConf);
+    try {
+      GenericTestUtils.waitFor(() -> {
+        try {
+          return fs.getDataNodeStats(DatanodeReportType.LIVE).length
+              == dataNodes;
+        } catch (IOException e) {
+          return false;
+        }
+      }, 500, 120_000);
+    } catch (Exception e) {
+      fs.close();
+      throw e;
+    }
+    return fs;
   }
 
   private static String read(File log) throws IOException {
@@ -254,14 +267,8 @@ public class TestUcxMultiProcessCluster {
     assumeTrue("UCX unavailable: " + UcxLibrary.unavailableReason(),
         UcxLibrary.isAvailable());
     String fsUri = startCluster(3, 2, Jvm.UCX_BROKEN);
-    Configuration conf = new Configuration();
-    conf.set("fs.defaultFS", fsUri);
-    conf.setBoolean(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY, true);
-    final DistributedFileSystem fs =
-        (DistributedFileSystem) FileSystem.newInstance(
-            java.net.URI.create(fsUri), conf);
+    final DistributedFileSystem fs = openClient(fsUri, 3);
     try {
-      waitForLiveDataNodes(fs, 3);
       // DataNode plugins start after the DataNode registered.
       final File dataNodeLog = new File(work, "datanode2.log");
       GenericTestUtils.waitFor(() -> {
@@ -279,7 +286,7 @@ public class TestUcxMultiProcessCluster {
       Path path = new Path("/no-ucx-datanode");
       byte[] data = new byte[3 * 1024 * 1024 + 17];
       new Random(21).nextBytes(data);
-      long sentBefore = UcxRuntime.get(conf).dataBytesSent();
+      long sentBefore = UcxRuntime.get(clientConf).dataBytesSent();
       try (FSDataOutputStream out = fs.create(path, (short) 3)) {
         out.write(data);
       }
@@ -313,14 +320,8 @@ public class TestUcxMultiProcessCluster {
     assumeTrue("UCX unavailable: " + UcxLibrary.unavailableReason(),
         UcxLibrary.isAvailable());
     String fsUri = startCluster(3, 2, Jvm.STOCK);
-    Configuration conf = new Configuration();
-    conf.set("fs.defaultFS", fsUri);
-    conf.setBoolean(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY, true);
-    final DistributedFileSystem fs =
-        (DistributedFileSystem) FileSystem.newInstance(
-            java.net.URI.create(fsUri), conf);
+    final DistributedFileSystem fs = openClient(fsUri, 3);
     try {
-      waitForLiveDataNodes(fs, 3);
       String stockLog = read(new File(work, "datanode2.log"));
       assertTrue("the stock DataNode runs without hdfs-rdma",
           !stockLog.contains("org.hdfsrdma")
@@ -330,7 +331,7 @@ public class TestUcxMultiProcessCluster {
       Path path = new Path("/stock-datanode");
       byte[] data = new byte[2 * 1024 * 1024 + 99];
       new Random(31).nextBytes(data);
-      long sentBefore = UcxRuntime.get(conf).dataBytesSent();
+      long sentBefore = UcxRuntime.get(clientConf).dataBytesSent();
       try (FSDataOutputStream out = fs.create(path, (short) 3)) {
         out.write(data);
       }

@@ -285,6 +285,11 @@ public final class UcxConnection implements Closeable,
     return accepted;
   }
 
+  /** The JUCX endpoint; progress thread only (tools and benchmarks). */
+  UcpEndpoint ucp() {
+    return endpoint;
+  }
+
   /** The worker this connection runs on. */
   public UcxWorker worker() {
     return worker;

@@ -1,7 +1,6 @@
 package org.hdfsrdma.ucx;
 
 import java.io.IOException;
-import java.lang.reflect.Field;
 import java.util.concurrent.TimeUnit;
 
 import org.openucx.jucx.ucp.UcpAmRecvCallback;
@@ -19,18 +18,6 @@ import org.openucx.jucx.ucp.UcpWorker;
  */
 public final class BenchmarkAccess {
 
-  private static final Field ENDPOINT;
-
-  static {
-    try {
-      ENDPOINT = UcxConnection.class.getDeclaredField("endpoint");
-      ENDPOINT.setAccessible(true);
-    } catch (NoSuchFieldException e) {
-      throw new ExceptionInInitializerError("UcxConnection has no field"
-          + " 'endpoint' any more; update BenchmarkAccess: " + e);
-    }
-  }
-
   private BenchmarkAccess() {
   }
 
@@ -41,11 +28,7 @@ public final class BenchmarkAccess {
 
   /** The JUCX endpoint of a connection; progress thread only. */
   public static UcpEndpoint endpoint(UcxConnection connection) {
-    try {
-      return (UcpEndpoint) ENDPOINT.get(connection);
-    } catch (IllegalAccessException e) {
-      throw new IllegalStateException(e);
-    }
+    return connection.ucp();
   }
 
   /**
