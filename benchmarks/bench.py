@@ -33,6 +33,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -42,6 +43,7 @@ KiB = 1 << 10
 MiB = 1 << 20
 GiB = 1 << 30
 PACKET = 64 * KiB
+PACKET_DATA = 126 * 512    # data bytes of a full 64 KiB packet
 DATANODES = 4
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -121,6 +123,14 @@ def parse_size(text):
         raise argparse.ArgumentTypeError("bad size: %r" % text)
     mult = {"": 1, "K": KiB, "M": MiB, "G": GiB}[m.group(2).upper()]
     return int(m.group(1)) * mult
+
+
+def parse_size_rep(text):
+    size, _, rep = text.partition(":")
+    try:
+        return parse_size(size), int(rep or "3")
+    except ValueError:
+        raise argparse.ArgumentTypeError("bad SIZE:REP: %r" % text)
 
 
 def parse_list(kind):
@@ -261,6 +271,71 @@ def cpu_seconds(pid):
     with open("/proc/%d/stat" % pid) as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class ContextSwitches:
+    """Context switches of a set of processes over an interval, summed over
+    their threads, exited ones included: /proc/PID/status counts only the
+    main thread and a thread's counts vanish with it, so a background
+    thread reads /proc/PID/task/*/status every `period` seconds and keeps
+    each thread's last values. A thread that exits loses at most its last
+    period (DataXceiver threads live for a whole block)."""
+
+    def __init__(self, pids, period=0.1):
+        self.pids = list(pids)
+        self.period = period
+        self.first = {}     # (pid, tid) -> (voluntary, involuntary) at start
+        self.last = {}
+        self.stopping = threading.Event()
+        self.thread = None
+
+    @staticmethod
+    def read(pid):
+        out = {}
+        try:
+            tids = os.listdir("/proc/%d/task" % pid)
+        except OSError:
+            return out
+        for tid in tids:
+            try:
+                with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
+                    text = f.read()
+            except OSError:
+                continue
+            v = re.search(r"^voluntary_ctxt_switches:\s+(\d+)", text, re.M)
+            n = re.search(r"^nonvoluntary_ctxt_switches:\s+(\d+)", text,
+                          re.M)
+            if v and n:
+                out[(pid, tid)] = (int(v.group(1)), int(n.group(1)))
+        return out
+
+    def sample(self):
+        for pid in self.pids:
+            self.last.update(self.read(pid))
+
+    def start(self):
+        for pid in self.pids:
+            self.first.update(self.read(pid))
+        self.last = dict(self.first)
+
+        def loop():
+            while not self.stopping.wait(self.period):
+                self.sample()
+        self.thread = threading.Thread(target=loop, daemon=True)
+        self.thread.start()
+        return self
+
+    def stop(self):
+        """(voluntary, involuntary) switches since start()."""
+        self.stopping.set()
+        self.thread.join()
+        self.sample()
+        vol = inv = 0
+        for key, (v, n) in self.last.items():
+            v0, n0 = self.first.get(key, (0, 0))
+            vol += v - v0
+            inv += n - n0
+        return vol, inv
 
 
 def free_ports(n):
@@ -568,6 +643,15 @@ class Cluster:
         return total
 
 
+def packets_of(size, block=128 * MiB):
+    """Data packets a client sends for a file of `size` bytes: packets of
+    126 chunks of 512 bytes (what fits a 64 KiB packet with its CRC32C
+    sums), the last of each 128 MiB block short."""
+    full, rest = divmod(size, block)
+    return full * math.ceil(block / PACKET_DATA) + math.ceil(
+        rest / PACKET_DATA)
+
+
 def parse_stats(line):
     """Parses a `key=value key=value` line of hdfsrdma.stats.file."""
     out = {}
@@ -759,9 +843,10 @@ class Bench:
 
     # -- one batch of puts -------------------------------------------------
 
-    def put_batch(self, system, files, rep, tag, verify):
+    def put_batch(self, system, files, rep, tag, verify, jvm_props=()):
         """Runs one FsShell -put JVM per local file, all at once, on the
-        given cluster; returns one dict per put plus the batch wall time."""
+        given cluster; returns one dict per put plus the batch wall time.
+        `jvm_props`: extra JVM options of the put JVMs (a profiler)."""
         c = self.clusters[system]
         c.wait_clean()
         stats_dir = os.path.join(self.out, "logs")
@@ -772,9 +857,9 @@ class Bench:
             target = "/bench/%s-%s-%d" % (tag, system, i)
             base = os.path.join(stats_dir, "%04d-%s-%s-%d" % (
                 self.seq, tag, system, i))
-            props = []
+            props = list(jvm_props)
             if c.ucx:
-                props = ["-Dhdfsrdma.stats.file=" + base + ".ucx"]
+                props.append("-Dhdfsrdma.stats.file=" + base + ".ucx")
             argv = c.jvm("org.apache.hadoop.fs.FsShell", "-D",
                          "dfs.replication=%d" % rep, "-put", path, target,
                          heap="1000m", props=props, daemon=False)
@@ -784,6 +869,7 @@ class Bench:
         total = sum(os.path.getsize(j["path"]) for j in jobs)
         timeout = 180 + total * max(1, rep) / (5e6)
         before_ctr = c.dn_counters()   # first: JMX reads cost DataNode CPU
+        switches = ContextSwitches([p.pid for p in c.dns]).start()
         before_dn = c.dn_cpu()
         before_nn = c.nn_cpu()
         t0 = time.monotonic()
@@ -796,12 +882,15 @@ class Bench:
         t1 = max(d[0] for d in done.values())
         dn_cpu = c.dn_cpu() - before_dn
         nn_cpu = c.nn_cpu() - before_nn
+        dn_switches = switches.stop()
         # metrics2 JMX values lag up to one period (1 s, see METRICS2).
         time.sleep(max(0.0, 1.2 - (time.monotonic() - t1)))
         for j in jobs:
             end, rc, ru = done[j["proc"].pid]
             j.update(wall=end - j["start"], rc=rc,
-                     cpu=ru.ru_utime + ru.ru_stime)
+                     cpu=ru.ru_utime + ru.ru_stime,
+                     switches=(ru.ru_nvcsw, ru.ru_nivcsw),
+                     dn_switches=dn_switches)
             if rc != 0:
                 raise HarnessError("%s put of %s failed (rc %d); see %s" % (
                     system, j["path"], rc, j["log"]))
@@ -866,6 +955,11 @@ class Bench:
                    size=human(size), rep=rep, run=run,
                    wall_s=round(j["wall"], 4), client_cpu_s=round(j["cpu"], 3),
                    dn_cpu_s=round(dn_cpu, 3), nn_cpu_s=round(nn_cpu, 3),
+                   client_csw_voluntary=j["switches"][0],
+                   client_csw_involuntary=j["switches"][1],
+                   dn_csw_voluntary=j["dn_switches"][0],
+                   dn_csw_involuntary=j["dn_switches"][1],
+                   packets=packets_of(size),
                    dn_bytes_written=delta.get("activity.BytesWritten"),
                    ucx_bytes_sent=cs.get("ucx-data-bytes-sent"),
                    ucx_bytes_fetched=None,
@@ -926,6 +1020,81 @@ class Bench:
                             human(size), rep, run, walls["stock"],
                             walls["ucx"], lim["copy_s"],
                             fmt(lim["fanout_s"], 3)))
+
+    # -- flame graphs ------------------------------------------------------
+
+    def profiler_library(self):
+        """libasyncProfiler.so of async-profiler 3.0 (Maven Central's
+        tools.profiler:async-profiler jar carries it), fetched and unpacked
+        under the work directory."""
+        if self.args.async_profiler:
+            return self.args.async_profiler
+        lib = os.path.join(self.work, "async-profiler", "linux-x64",
+                           "libasyncProfiler.so")
+        if os.path.exists(lib):
+            return lib
+        jar = os.path.join(os.path.expanduser("~"), ".m2", "repository",
+                           "tools", "profiler", "async-profiler", "3.0",
+                           "async-profiler-3.0.jar")
+        if not os.path.exists(jar):
+            subprocess.run(["mvn", "-B", "-q", "-ntp", "dependency:get",
+                            "-Dartifact=tools.profiler:async-profiler:3.0"],
+                           cwd=REPO, check=True, stdout=subprocess.DEVNULL)
+        import zipfile
+        with zipfile.ZipFile(jar) as z:
+            z.extract("linux-x64/libasyncProfiler.so",
+                      os.path.join(self.work, "async-profiler"))
+        return lib
+
+    def jcmd_profiler(self, pid, command):
+        """Loads async-profiler into a running JVM with `command` (it may be
+        loaded again and again, each time with the next command)."""
+        # Quoted: jcmd would parse key=value pairs as its own arguments.
+        r = subprocess.run(["jcmd", str(pid), "JVMTI.agent_load",
+                            self.profiler_library(), '"%s"' % command],
+                           capture_output=True, text=True, timeout=60)
+        if r.returncode != 0 or "error" in r.stdout.lower() \
+                or "return code: 0" not in r.stdout:
+            raise HarnessError("async-profiler in pid %d (%s): %s" % (
+                pid, command, (r.stdout + r.stderr).strip()[-300:]))
+
+    def flamegraphs(self):
+        """CPU profiles of one put per system (not recorded in the sweep):
+        the client JVM (profiled from launch) and every DataNode (attached
+        for the put), as async-profiler's HTML flame graphs and as collapsed
+        stacks (one line per stack and its sample count) for reading with
+        scripts. The put runs twice per system, once for each format."""
+        size, rep = self.args.flamegraphs
+        path, digest = self.make_input(size)
+        lib = self.profiler_library()
+        d = os.path.join(self.out, "flamegraphs")
+        os.makedirs(d, exist_ok=True)
+        event = "event=cpu,interval=%dus" % self.args.profile_interval_us
+        for system in SYSTEMS:
+            c = self.clusters[system]
+            for kind in ("collapsed", "html"):
+                name = "%s-%s-r%d" % (system, human(size), rep)
+                opt = ",collapsed" if kind == "collapsed" else ""
+                for p in c.dns:
+                    self.jcmd_profiler(p.pid, "start," + event)
+                client = os.path.join(d, "client-%s.%s" % (name, kind))
+                agent = "-agentpath:%s=start,%s%s,file=%s" % (
+                    lib, event, opt, client)
+                try:
+                    jobs, _, dn_cpu, _, delta, total = self.put_batch(
+                        system, [(path, digest)], rep, "profile-" + kind,
+                        False, jvm_props=[agent])
+                finally:
+                    for i, p in enumerate(c.dns):
+                        self.jcmd_profiler(p.pid, "stop%s,file=%s" % (
+                            opt, os.path.join(d, "dn%d-%s.%s" % (
+                                i + 1, name, kind))))
+                if system == "ucx":
+                    self.check_ucx(jobs, delta, total, rep, "profile")
+                log("profiled %s put of %s at rep %d (%s): %.2f s, client "
+                    "CPU %.2f s, DataNode CPU %.2f s" % (
+                        system, human_long(size), rep, kind, jobs[0]["wall"],
+                        jobs[0]["cpu"], dn_cpu))
 
     # -- the limit ---------------------------------------------------------
 
@@ -1492,7 +1661,8 @@ def finish(bench):
     write_csv(os.path.join(bench.out, "scale.csv"), bench.scale_rows)
     write_csv(os.path.join(bench.out, "scale-summary.csv"), scale_sum)
     plots(bench, summary, scale_sum)
-    transfer = None if bench.interrupted else run_transfer(bench)
+    transfer = None if bench.interrupted or bench.args.flamegraphs_only \
+        else run_transfer(bench)
     write_summary_md(bench, summary, fit_rows, scale_sum, transfer)
 
 
@@ -1532,6 +1702,17 @@ def main(argv):
     ap.add_argument("--no-transfer", action="store_true",
                     help="do not run benchmarks/transfer.sh")
     ap.add_argument("--start-timeout", type=int, default=120)
+    ap.add_argument("--flamegraphs", type=parse_size_rep, metavar="SIZE:REP",
+                    help="profile one extra put per system with "
+                    "async-profiler (client and DataNodes), e.g. 1G:3; "
+                    "flame graphs and collapsed stacks under OUT/flamegraphs")
+    ap.add_argument("--flamegraphs-only", action="store_true",
+                    help="with --flamegraphs: no sweep, writers or transfer")
+    ap.add_argument("--profile-interval-us", type=int, default=1000,
+                    help="CPU sampling interval of --flamegraphs")
+    ap.add_argument("--async-profiler", metavar="LIB",
+                    help="libasyncProfiler.so to use (default: async-profiler "
+                    "3.0 from Maven Central)")
     a = ap.parse_args(argv)
     a.argv = argv
     a.profile = a.profile or "small"
@@ -1576,9 +1757,11 @@ def main(argv):
         try:
             bench.start_clusters()
             bench.warmup()
-            if not a.scale:
+            if a.flamegraphs:
+                bench.flamegraphs()
+            if not a.scale and not a.flamegraphs_only:
                 bench.sweep()
-            if not a.no_scale and a.writers:
+            if not a.no_scale and a.writers and not a.flamegraphs_only:
                 bench.scale()
             complete = True
         finally:
