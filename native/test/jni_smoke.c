@@ -1,9 +1,9 @@
 /*
- * Calls the JNI entry points of libhdfsrdma_ucxinfo.so without a JVM: a
+ * Calls the JNI entry points of libhdfsrdma.so without a JVM: a
  * minimal JNIEnv whose string and exception functions are stubs (a jstring
  * is a plain C string here), a real UCP worker and a real endpoint (to the
  * worker's own address).
- * Usage: jni_smoke path/to/libhdfsrdma_ucxinfo.so
+ * Usage: jni_smoke path/to/libhdfsrdma.so
  */
 #define _GNU_SOURCE
 #include "ux_common.h"
@@ -68,7 +68,7 @@ int main(int argc, char **argv)
     int rc = 1;
 
     if (argc != 2) {
-        fprintf(stderr, "usage: %s libhdfsrdma_ucxinfo.so\n", argv[0]);
+        fprintf(stderr, "usage: %s libhdfsrdma.so\n", argv[0]);
         return 2;
     }
     void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);

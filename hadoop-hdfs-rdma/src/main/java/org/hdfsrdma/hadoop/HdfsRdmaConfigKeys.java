@@ -44,9 +44,6 @@ public final class HdfsRdmaConfigKeys {
   public static final String DFS_DATANODE_RDMA_ENABLED_KEY =
       "dfs.datanode.rdma.enabled";
   public static final boolean DFS_DATANODE_RDMA_ENABLED_DEFAULT = false;
-  public static final String DFS_DATANODE_RDMA_ADDRESS_KEY =
-      "dfs.datanode.rdma.address";
-  public static final String DFS_DATANODE_RDMA_ADDRESS_DEFAULT = "0.0.0.0:0";
   public static final String DFS_DATANODE_RDMA_POOL_MAX_BYTES_KEY =
       "dfs.datanode.rdma.buffer-pool.max-bytes";
   public static final long DFS_DATANODE_RDMA_POOL_MAX_BYTES_DEFAULT =
@@ -54,16 +51,28 @@ public final class HdfsRdmaConfigKeys {
   public static final String DFS_DATANODE_RDMA_PACKET_BUFFER_BYTES_KEY =
       "dfs.datanode.rdma.packet-buffer-bytes";
   public static final int DFS_DATANODE_RDMA_PACKET_BUFFER_BYTES_DEFAULT =
-      256 * 1024;
+      64 * 1024;
   public static final String DFS_DATANODE_RDMA_GET_TIMEOUT_MS_KEY =
       "dfs.datanode.rdma.get-timeout-ms";
   public static final long DFS_DATANODE_RDMA_GET_TIMEOUT_MS_DEFAULT = 60000;
   public static final String DFS_DATANODE_RDMA_MAX_QUEUED_PACKETS_KEY =
       "dfs.datanode.rdma.max-queued-packets";
-  public static final int DFS_DATANODE_RDMA_MAX_QUEUED_PACKETS_DEFAULT = 4096;
+  public static final int DFS_DATANODE_RDMA_MAX_QUEUED_PACKETS_DEFAULT = 128;
   public static final String DFS_DATANODE_RDMA_GETS_IN_FLIGHT_KEY =
       "dfs.datanode.rdma.gets-in-flight";
   public static final int DFS_DATANODE_RDMA_GETS_IN_FLIGHT_DEFAULT = 4;
+  public static final String DFS_DATANODE_RDMA_ALLOW_EMULATED_GETS_KEY =
+      "dfs.datanode.rdma.allow-emulated-gets";
+  public static final boolean DFS_DATANODE_RDMA_ALLOW_EMULATED_GETS_DEFAULT =
+      false;
+  public static final String DFS_DATANODE_RDMA_MAX_REGIONS_PER_BLOCK_KEY =
+      "dfs.datanode.rdma.max-regions-per-block";
+  public static final int DFS_DATANODE_RDMA_MAX_REGIONS_PER_BLOCK_DEFAULT =
+      64;
+  public static final String DFS_DATANODE_RDMA_UNBOUND_CONNECTION_TIMEOUT_MS_KEY
+      = "dfs.datanode.rdma.unbound-connection-timeout-ms";
+  public static final long
+      DFS_DATANODE_RDMA_UNBOUND_CONNECTION_TIMEOUT_MS_DEFAULT = 30_000;
   public static final String DFS_DATANODE_RDMA_PACKET_TIMERS_ENABLED_KEY =
       "dfs.datanode.rdma.packet-timers.enabled";
   public static final boolean DFS_DATANODE_RDMA_PACKET_TIMERS_ENABLED_DEFAULT =
@@ -72,5 +81,5 @@ public final class HdfsRdmaConfigKeys {
   // Both.
   /** UCX_TLS for this JVM's UCX context; empty: UCX chooses. */
   public static final String DFS_RDMA_UCX_TLS_KEY = "dfs.rdma.ucx.tls";
-  public static final String DFS_RDMA_UCX_TLS_DEFAULT = "";
+  public static final String DFS_RDMA_UCX_TLS_DEFAULT = "^tcp";
 }

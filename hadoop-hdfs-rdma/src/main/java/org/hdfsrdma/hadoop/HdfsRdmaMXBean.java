@@ -29,8 +29,17 @@ public interface HdfsRdmaMXBean {
   /** The UCX transports of the connections seen, one entry each. */
   String getTransports();
 
-  /** The UCX listener address, or empty when none. */
-  String getListenerAddress();
+  /** UCX messages the DataNodes refused (malformed, forged, stale). */
+  long getRejectedMessages();
+
+  /**
+   * Messages dropped before any handler: an unregistered active-message id,
+   * oversized, or offered by rendezvous.
+   */
+  long getStrayMessages();
+
+  /** UCX connections from clients open now. */
+  int getClientConnections();
 
   /** Registered bytes of the DataNode landing pool, and in use. */
   long getLandingPoolRegisteredBytes();

@@ -1,8 +1,5 @@
 package org.hdfsrdma.hadoop;
 
-import java.io.IOException;
-import java.net.InetSocketAddress;
-
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
 import org.apache.hadoop.util.ServicePlugin;
@@ -13,17 +10,18 @@ import org.slf4j.LoggerFactory;
 /**
  * Starts the UCX side of a DataNode: listed in {@code dfs.datanode.plugins}
  * so that DataNode.java itself needs no patch. With
- * {@code dfs.datanode.rdma.enabled} it brings up the JVM's UCX runtime and
- * listener; when UCX cannot serve (libraries missing, another Hadoop
- * release, the address taken) it says why in one log line and the DataNode
- * keeps writing over TCP.
+ * {@code dfs.datanode.rdma.enabled} it brings up the JVM's UCX runtime
+ * (there is no listening socket: clients learn the DataNode's UCX worker
+ * address in the authenticated writeBlock reply); when UCX cannot serve
+ * (libraries missing, another Hadoop release) it says why in one log line
+ * and the DataNode keeps writing over TCP.
  */
 public class UcxDataNodePlugin implements ServicePlugin {
 
   private static final Logger LOG =
       LoggerFactory.getLogger(UcxDataNodePlugin.class);
 
-  private volatile InetSocketAddress ucxAddress;
+  private volatile boolean serving;
   private volatile String disabledReason = "not started";
 
   @Override
@@ -45,24 +43,28 @@ public class UcxDataNodePlugin implements ServicePlugin {
     }
     try {
       UcxRuntime runtime = UcxRuntime.get(conf);
-      ucxAddress = runtime.listen();
+      runtime.registerBean();
+      serving = true;
       disabledReason = null;
-      LOG.info("hdfs-rdma: DataNode {} serves the UCX data path on {}",
-          dataNode.getDisplayName(), ucxAddress);
+      LOG.info("hdfs-rdma: DataNode {} serves the UCX data path (UCX"
+          + " transports {}{})", dataNode.getDisplayName(),
+          runtime.conf().ucxTls().isEmpty() ? "all" : runtime.conf().ucxTls(),
+          runtime.hasNetworkRdma() ? ", RDMA devices present"
+              : ", shared memory only: clients on this host");
     } catch (UcxUnavailableException e) {
       disabledReason = e.getMessage();
       LOG.warn("hdfs-rdma: UCX data path off for {}, writes stay on TCP: {}",
           dataNode.getDisplayName(), e.getMessage());
-    } catch (IOException | RuntimeException e) {
+    } catch (RuntimeException e) {
       disabledReason = e.toString();
       LOG.warn("hdfs-rdma: UCX data path off for {}, writes stay on TCP: {}",
           dataNode.getDisplayName(), e.toString());
     }
   }
 
-  /** The UCX listener this DataNode serves on, or null when off. */
-  public InetSocketAddress ucxAddress() {
-    return ucxAddress;
+  /** Whether this DataNode serves the UCX path. */
+  public boolean isServing() {
+    return serving;
   }
 
   /** Why the UCX path is off, or null when it is on. */
@@ -73,7 +75,7 @@ public class UcxDataNodePlugin implements ServicePlugin {
   /** The listener belongs to the JVM's runtime, shared by its DataNodes. */
   @Override
   public void stop() {
-    ucxAddress = null;
+    serving = false;
     disabledReason = "stopped";
   }
 

@@ -5,18 +5,13 @@ import java.io.DataOutputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InterruptedIOException;
 import java.io.SequenceInputStream;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.channels.ReadableByteChannel;
 import java.nio.channels.SelectableChannel;
-import java.util.ArrayDeque;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.function.LongConsumer;
 
 import org.apache.hadoop.fs.ChecksumException;
 import org.apache.hadoop.hdfs.protocol.datatransfer.PacketHeader;
@@ -24,113 +19,173 @@ import org.apache.hadoop.hdfs.protocol.datatransfer.PacketReceiver;
 import org.apache.hadoop.util.DataChecksum;
 import org.hdfsrdma.hadoop.PacketPhaseTimes.Phase;
 import org.hdfsrdma.ucx.PacketDescriptor;
-import org.hdfsrdma.ucx.RegisteredBuffer;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
-import org.hdfsrdma.ucx.UcxConnection;
+import org.hdfsrdma.ucx.RemoteRegion;
+import org.hdfsrdma.ucx.StatusSlots;
+import org.hdfsrdma.ucx.UcxEndpoint;
+import org.hdfsrdma.ucx.UcxWorker;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * A BlockReceiver's packet source when the block arrives over UCX: each
  * "read" takes the block's next descriptor and fetches the packet from the
- * client's memory with a one-sided get, then presents header, checksums and
- * data exactly as Hadoop's socket PacketReceiver would. Mirroring is a
- * no-op: every DataNode of the pipeline fetches from the client itself.
+ * client's memory, then presents header, checksums and data exactly as
+ * Hadoop's socket PacketReceiver would. Mirroring is a no-op: every
+ * DataNode of the pipeline fetches from the client itself.
  *
- * <p>Gets overlap BlockReceiver's work: while it verifies and writes one
- * packet, the gets of up to {@code dfs.datanode.rdma.gets-in-flight} next
- * packets whose descriptors arrived are in flight.
+ * <p><b>One thread, no hand-over.</b> The BlockReceiver thread is a driver
+ * of the UCX worker ({@link UcxWorker#drive}): it progresses the worker
+ * itself, so a descriptor that arrived while it wrote the previous packet
+ * is simply there, and when it must wait it sleeps in the worker's event
+ * wait, woken by the client's message. Same-host shared memory regions are
+ * read directly into the packet's heap buffer (one copy, as a socket read
+ * makes one); other regions are fetched with gets (up to
+ * {@code dfs.datanode.rdma.gets-in-flight} ahead, overlapping verify and
+ * disk write) into registered landing buffers, then copied. The header and
+ * the checksum and data slices are reused while packets keep their size:
+ * nothing is allocated per packet.
  *
- * <p>The slices are heap buffers (BlockReceiver writes them to disk through
- * {@code array()}); the get lands in registered memory and is copied out
- * once, as Hadoop's socket path also copies through a buffer.
- *
- * <p>While waiting for a descriptor it watches the block's socket, which
- * carries no packet bytes on the UCX path: end of stream means the client
- * gave up the pipeline (fail now, as a socket read would), and packet bytes
- * before any UCX packet mean the client could not reach a UCX listener of
- * the pipeline and sends over TCP after all: the rest of the block is read
- * (and mirrored) exactly as stock.
+ * <p>While waiting it watches the block's socket, which carries no packet
+ * bytes on the UCX path: end of stream means the client gave up the
+ * pipeline (fail now, as a socket read would), and packet bytes before any
+ * UCX packet mean the client could not use UCX for the pipeline after all:
+ * the rest of the block is read (and mirrored) exactly as stock.
  */
 public class UcxPacketReceiver extends PacketReceiver {
 
   private static final Logger LOG =
       LoggerFactory.getLogger(UcxPacketReceiver.class);
 
-  /** DFSPacket.HEART_BEAT_SEQNO (DFSPacket is package-private). */
-  private static final long HEART_BEAT_SEQNO = -1L;
   /** How often a waiting receiver looks at the socket. */
   private static final long SOCKET_CHECK_MS = 20;
 
-  /** One packet being fetched. */
-  private static final class Fetch {
-    final UcxBlockSession.Arrival arrival;
-    final RegisteredBuffer target;
-    final CompletableFuture<Void> done;
+  /** A header whose fields are set per packet (no proto, no allocation). */
+  private static final class ReusedHeader extends PacketHeader {
+    int packetLen;
+    long offsetInBlock;
+    long seqno;
+    boolean lastPacketInBlock;
+    int dataLen;
+    boolean syncBlock;
 
-    Fetch(UcxBlockSession.Arrival arrival, RegisteredBuffer target,
-        CompletableFuture<Void> done) {
-      this.arrival = arrival;
-      this.target = target;
-      this.done = done;
+    @Override
+    public int getDataLen() {
+      return dataLen;
+    }
+
+    @Override
+    public boolean isLastPacketInBlock() {
+      return lastPacketInBlock;
+    }
+
+    @Override
+    public long getSeqno() {
+      return seqno;
+    }
+
+    @Override
+    public long getOffsetInBlock() {
+      return offsetInBlock;
+    }
+
+    @Override
+    public int getPacketLen() {
+      return packetLen;
+    }
+
+    @Override
+    public boolean getSyncBlock() {
+      return syncBlock;
+    }
+
+    @Override
+    public String toString() {
+      return "PacketHeader with packetLen=" + packetLen + " offsetInBlock="
+          + offsetInBlock + " seqno=" + seqno + " lastPacketInBlock="
+          + lastPacketInBlock + " dataLen=" + dataLen + " syncBlock="
+          + syncBlock;
     }
   }
 
+  /** Whether the get of one window entry is over; reused. */
+  private final class GetDone implements UcxWorker.Readiness {
+    int slot;
+
+    @Override
+    public boolean isReady() {
+      return !gets.inProgress(slot);
+    }
+  }
+
+  private final GetDone getDone = new GetDone();
   private final UcxBlockSession session;
-  private final RegisteredBufferPool landing;
+  private final UcxRuntime runtime;
+  private final UcxWorker worker;
+  private final UcxWorker.Driver driver;
   private final long timeoutMs;
-  private final int getsInFlight;
   private final SelectableChannel socket;
-  private final LongConsumer dataFetched;
-  private final Runnable onSocketFallback;
-  private final java.util.function.Consumer<UcxConnection> onFirstConnection;
+  private final String dataNode;
   private final PacketPhaseTimes times;
-  private final ArrayDeque<Fetch> inFlight = new ArrayDeque<Fetch>();
+  private final byte[] packet;
+  private final ReusedHeader header = new ReusedHeader();
   private final ByteBuffer probe = ByteBuffer.allocate(1);
-  private byte[] packet = new byte[0];
-  private PacketHeader header;
+  private final ByteBuffer[] readers;
+  // Descriptors taken from the session, oldest first, with their gets.
+  private final int window;
+  private final ByteBuffer taken;
+  private final PacketDescriptor descriptor = new PacketDescriptor();
+  private final long[] landingTokens;
+  private final StatusSlots gets;
+  private int first;
+  private int count;
   private ByteBuffer checksums = ByteBuffer.allocate(0);
   private ByteBuffer data = ByteBuffer.allocate(0);
+  private int slicedChecksumLength = -1;
+  private int slicedDataLength = -1;
+  private UcxConnections.Connection connection;
   private boolean sawLastPacket;
-  private boolean issuedLastPacket;
-  private long lastIssuedSeqno = -1;
   private long packetsReceived;
   private long bytesFetched;
   private PacketReceiver overSocket;
   private Crc32cVerifier verifier;
   private boolean verifierChosen;
   private InputStream pushedBack;
-  // Phase timers: when the packet was handed over, and the last mark since.
+  private boolean closed;
+  // Phase timers: the last mark and when.
   private long lastMarkNanos;
   private Phase lastMark;
 
   /**
-   * @param getsInFlight packets fetched at once (at least 1)
+   * Created on the thread that will read the block (it becomes a driver of
+   * the worker).
+   *
    * @param socketChannel the block's socket from the upstream node or
    *     client, to watch while waiting; null to not watch it
-   * @param dataFetched told the data bytes (checksums excluded) of every
-   *     packet fetched, for the DataNode's counters
-   * @param onSocketFallback run once if the packets come over the socket
-   * @param onFirstConnection told the connection the block's first packet
-   *     arrived on (the DataNode notes its transports)
+   * @param dataNode the DataNode's transfer address, for its counters
    * @param times where packet phases are timed, or null for no timing
    */
-  public UcxPacketReceiver(UcxBlockSession session,
-      RegisteredBufferPool landing, long timeoutMs, int getsInFlight,
-      ReadableByteChannel socketChannel, LongConsumer dataFetched,
-      Runnable onSocketFallback,
-      java.util.function.Consumer<UcxConnection> onFirstConnection,
+  public UcxPacketReceiver(UcxBlockSession session, UcxRuntime runtime,
+      RdmaConf conf, ReadableByteChannel socketChannel, String dataNode,
       PacketPhaseTimes times) {
     super(false);
     this.session = session;
-    this.landing = landing;
-    this.timeoutMs = timeoutMs;
-    this.getsInFlight = Math.max(1, getsInFlight);
+    this.runtime = runtime;
+    this.worker = runtime.worker();
+    this.timeoutMs = conf.getTimeoutMs();
     this.socket = watchable(socketChannel);
-    this.dataFetched = dataFetched;
-    this.onSocketFallback = onSocketFallback;
-    this.onFirstConnection = onFirstConnection;
+    this.dataNode = dataNode;
     this.times = times;
+    this.packet = new byte[session.maxPacketBytes()];
+    this.readers = new ByteBuffer[conf.maxRegionsPerBlock() + 1];
+    this.window = conf.getsInFlight();
+    this.taken = ByteBuffer.allocate(window * PacketDescriptor.LENGTH)
+        .order(ByteOrder.BIG_ENDIAN);
+    this.landingTokens = new long[window];
+    java.util.Arrays.fill(landingTokens, RegisteredBufferPool.NO_LEASE);
+    this.gets = new StatusSlots(window);
+    this.driver = worker.registerDriver();
+    session.setDriver(driver);
   }
 
   /** The raw channel under Hadoop's socket stream, if it can be polled. */
@@ -161,9 +216,14 @@ public class UcxPacketReceiver extends PacketReceiver {
     return overSocket != null ? overSocket.getChecksumSlice() : checksums;
   }
 
-  /** Packet bytes (checksums and data) this receiver fetched by get. */
+  /** Packet bytes (checksums and data) this receiver fetched over UCX. */
   public long bytesFetched() {
     return bytesFetched;
+  }
+
+  /** Packets this receiver presented from UCX. */
+  public long packetsReceived() {
+    return packetsReceived;
   }
 
   /** Whether the block's packets came over the socket after all. */
@@ -251,55 +311,49 @@ public class UcxPacketReceiver extends PacketReceiver {
       throw new IOException("received a packet after the last packet of "
           + session.description());
     }
-    if (inFlight.isEmpty()) {
-      UcxBlockSession.Arrival first = awaitArrival(in);
-      if (first == null) {
+    if (count == 0) {
+      if (!awaitDescriptor(in)) {
         return true;
       }
-      issue(first, first.descriptor().packetLength() > 0
-          ? landing.acquire(timeoutMs) : null);
     }
+    topUp();
     if (times != null) {
       times.add(Phase.DESCRIPTOR_WAIT, System.nanoTime() - entered);
     }
-    prefetch();
-    Fetch head = inFlight.poll();
-    PacketDescriptor d = head.arrival.descriptor();
-    int checksumLength = d.checksumLength();
-    int dataLength = d.dataLength();
+    int entry = first;
+    descriptor.wrap(taken, entry * PacketDescriptor.LENGTH);
+    int checksumLength = descriptor.checksumLength();
+    int dataLength = descriptor.dataLength();
     int length = checksumLength + dataLength;
-    if (packet.length < length) {
-      packet = new byte[length];
-    }
-    if (head.target != null) {
-      try {
-        long waitFrom = times == null ? 0 : System.nanoTime();
-        await(head);
-        long copyFrom = 0;
-        if (times != null) {
-          copyFrom = System.nanoTime();
-          times.add(Phase.GET_WAIT, copyFrom - waitFrom);
-        }
-        ByteBuffer landed = head.target.buffer();
-        landed.limit(length);
-        landed.get(packet, 0, length);
-        if (times != null) {
-          times.add(Phase.COPY, System.nanoTime() - copyFrom);
-        }
-      } finally {
-        // A failed or timed-out get closed its connection first, so no late
-        // completion can land in the buffer once it is back in the pool.
-        head.target.release();
-      }
+    if (length > 0) {
+      fetch(entry, length);
       bytesFetched += length;
-      dataFetched.accept(dataLength);
+      runtime.countFetched(dataNode, dataLength);
     }
-    checksums = ByteBuffer.wrap(packet, 0, checksumLength).slice();
-    data = ByteBuffer.wrap(packet, checksumLength, dataLength).slice();
-    header = new PacketHeader(4 + length, d.offsetInBlock(), d.seqno(),
-        d.isLastPacketInBlock(), dataLength, d.isSyncBlock());
-    sawLastPacket = d.isLastPacketInBlock();
+    if (checksumLength != slicedChecksumLength
+        || dataLength != slicedDataLength) {
+      checksums = ByteBuffer.wrap(packet, 0, checksumLength).slice();
+      data = ByteBuffer.wrap(packet, checksumLength, dataLength).slice();
+      slicedChecksumLength = checksumLength;
+      slicedDataLength = dataLength;
+    } else {
+      checksums.clear();
+      data.clear();
+    }
+    header.packetLen = 4 + length;
+    header.offsetInBlock = descriptor.offsetInBlock();
+    header.seqno = descriptor.seqno();
+    header.lastPacketInBlock = descriptor.isLastPacketInBlock();
+    header.dataLen = dataLength;
+    header.syncBlock = descriptor.isSyncBlock();
+    sawLastPacket = header.lastPacketInBlock;
+    first = (first + 1) % window;
+    count--;
     packetsReceived++;
+    if (connection == null && packetsReceived == 1) {
+      connection = runtime.connections().get(session.boundEndpoint());
+      UcxConnections.bound(connection);
+    }
     if (times != null) {
       lastMarkNanos = System.nanoTime();
       lastMark = Phase.COPY;
@@ -307,30 +361,154 @@ public class UcxPacketReceiver extends PacketReceiver {
     return false;
   }
 
+  /** Copies the packet of window entry {@code entry} into the heap buffer. */
+  private void fetch(int entry, int length) throws IOException {
+    RemoteRegion region = session.region(descriptor.regionId());
+    if (region.isDirect()) {
+      long copyFrom = times == null ? 0 : System.nanoTime();
+      ByteBuffer reader = readers[descriptor.regionId()];
+      if (reader == null) {
+        reader = region.reader();
+        readers[descriptor.regionId()] = reader;
+      }
+      reader.limit(reader.capacity());
+      reader.position((int) (descriptor.address() - region.base()));
+      reader.get(packet, 0, length);
+      if (times != null) {
+        times.add(Phase.COPY, System.nanoTime() - copyFrom);
+      }
+      return;
+    }
+    long waitFrom = times == null ? 0 : System.nanoTime();
+    int slot = entry;
+    getDone.slot = slot;
+    if (!worker.drive(driver, getDone,
+        TimeUnit.MILLISECONDS.toNanos(timeoutMs))) {
+      throw new SocketTimeoutException("the get of a packet of "
+          + session.description() + " did not complete in " + timeoutMs
+          + " ms");
+    }
+    int status = gets.status(slot);
+    RegisteredBufferPool landing = runtime.landingPool();
+    long token = landingTokens[entry];
+    landingTokens[entry] = RegisteredBufferPool.NO_LEASE;
+    try {
+      if (status != 0) {
+        throw new IOException("hdfs-rdma: the get of a packet of "
+            + session.description() + " failed: "
+            + StatusSlots.describe(status));
+      }
+      long copyFrom = 0;
+      if (times != null) {
+        copyFrom = System.nanoTime();
+        times.add(Phase.GET_WAIT, copyFrom - waitFrom);
+      }
+      ByteBuffer landed = landing.buffer(token);
+      landed.clear();
+      landed.get(packet, 0, length);
+      if (times != null) {
+        times.add(Phase.COPY, System.nanoTime() - copyFrom);
+      }
+    } finally {
+      landing.release(token);
+    }
+  }
+
   /**
-   * Waits for the block's next descriptor while watching the socket.
-   * Returns null when the client sends the block over the socket instead.
+   * Waits for the block's first descriptor in the window while watching
+   * the socket. Returns false when the client sends the block over the
+   * socket instead.
    */
-  private UcxBlockSession.Arrival awaitArrival(InputStream in)
-      throws IOException {
+  private boolean awaitDescriptor(InputStream in) throws IOException {
     long deadline = System.nanoTime()
         + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
     while (true) {
-      long remainingMs = TimeUnit.NANOSECONDS.toMillis(
-          deadline - System.nanoTime());
-      if (remainingMs <= 0) {
+      long remaining = deadline - System.nanoTime();
+      if (remaining <= 0) {
         throw new SocketTimeoutException("no packet for "
             + session.description() + " arrived over UCX in " + timeoutMs
             + " ms");
       }
-      UcxBlockSession.Arrival a = session.poll(socket == null ? remainingMs
-          : Math.min(remainingMs, SOCKET_CHECK_MS));
-      if (a != null) {
-        return a;
+      long slice = socket == null ? remaining
+          : Math.min(remaining, TimeUnit.MILLISECONDS.toNanos(SOCKET_CHECK_MS));
+      if (worker.drive(driver, session, slice)) {
+        if (takeInto((first + count) % window)) {
+          return true;
+        }
+        if (!worker.isRunning()) {
+          throw new IOException("the UCX worker closed while receiving "
+              + session.description());
+        }
+      }
+      if (Thread.interrupted()) {
+        throw new java.io.InterruptedIOException("interrupted waiting for a"
+            + " packet of " + session.description());
       }
       if (socket != null && in != null && socketSaysSomething(in)) {
-        return null;
+        return false;
       }
+    }
+  }
+
+  /** Takes descriptors that already arrived into the window, up to full. */
+  private void topUp() throws IOException {
+    while (count < window && takeInto((first + count) % window)) {
+      // issued by takeInto
+    }
+  }
+
+  /**
+   * Takes the session's next descriptor into window entry {@code entry} and
+   * starts its get when its region is not read directly.
+   */
+  private boolean takeInto(int entry) throws IOException {
+    if (!session.take(taken, entry * PacketDescriptor.LENGTH)) {
+      return false;
+    }
+    count++;
+    descriptor.wrap(taken, entry * PacketDescriptor.LENGTH);
+    long length = descriptor.packetLength();
+    if (length > 0) {
+      RemoteRegion region = session.region(descriptor.regionId());
+      if (!region.isDirect()) {
+        startGet(entry, region, (int) length);
+      }
+    }
+    return true;
+  }
+
+  private void startGet(int entry, RemoteRegion region, int length)
+      throws IOException {
+    UcxEndpoint back = endpointBack();
+    RegisteredBufferPool landing = runtime.landingPool();
+    long token = landing.tryAcquire();
+    if (token == RegisteredBufferPool.NO_LEASE) {
+      token = landing.acquire(timeoutMs);
+    }
+    landingTokens[entry] = token;
+    region.startGet(back, descriptor.address(), landing.address(token),
+        length, gets.address(entry));
+  }
+
+  /**
+   * This DataNode's own endpoint back to the block's client, made from the
+   * client's hello; waits (driving the worker) while it is being made.
+   */
+  private UcxEndpoint endpointBack() throws IOException {
+    long deadline = System.nanoTime()
+        + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+    while (true) {
+      UcxConnections.Connection c =
+          runtime.connections().get(session.boundEndpoint());
+      UcxEndpoint e = c == null ? null : c.endpoint;
+      if (e != null && e.isUsable()) {
+        return e;
+      }
+      if (System.nanoTime() > deadline) {
+        throw new IOException("hdfs-rdma: no UCX endpoint back to the client"
+            + " of " + session.description() + " for its gets");
+      }
+      worker.drive(driver, () -> false, TimeUnit.MILLISECONDS.toNanos(1));
     }
   }
 
@@ -343,9 +521,8 @@ public class UcxPacketReceiver extends PacketReceiver {
     int n = ((ReadableByteChannel) socket).read(probe);
     if (n < 0) {
       throw new EOFException("the upstream of " + session.description()
-          + " closed its connection before sending packet "
-          + (packetsReceived == 0 ? "0" : "after " + lastIssuedSeqno)
-          + " over UCX");
+          + " closed its connection while waiting for packet "
+          + packetsReceived + " over UCX");
     }
     if (n == 0) {
       return false;
@@ -355,102 +532,12 @@ public class UcxPacketReceiver extends PacketReceiver {
           + session.description() + " after " + packetsReceived
           + " packets over UCX");
     }
-    LOG.info("hdfs-rdma: the upstream of {} sends it over TCP (a UCX"
-        + " listener of the pipeline was unreachable from the client)",
-        session.description());
+    LOG.info("hdfs-rdma: the upstream of {} sends it over TCP (the client"
+        + " could not use UCX for the pipeline)", session.description());
     overSocket = new PacketReceiver(false);
     pushedBack = new SequenceInputStream(
         new ByteArrayInputStream(new byte[] {probe.get(0)}), in);
-    session.close();
-    onSocketFallback.run();
     return true;
-  }
-
-  /** Starts fetching the packets whose descriptors arrived, up to the window. */
-  private void prefetch() throws IOException {
-    while (inFlight.size() < getsInFlight && !issuedLastPacket) {
-      UcxBlockSession.Arrival next = session.poll(0);
-      if (next == null) {
-        return;
-      }
-      RegisteredBuffer target = null;
-      if (next.descriptor().packetLength() > 0) {
-        target = landing.tryAcquire();
-        if (target == null) {
-          target = landing.acquire(timeoutMs);
-        }
-      }
-      issue(next, target);
-    }
-  }
-
-  /** Checks a descriptor's place in the block and starts its get. */
-  private void issue(UcxBlockSession.Arrival arrival, RegisteredBuffer target)
-      throws IOException {
-    PacketDescriptor d = arrival.descriptor();
-    try {
-      if (issuedLastPacket) {
-        throw new IOException("received a packet after the last packet of "
-            + session.description());
-      }
-      if (d.seqno() != HEART_BEAT_SEQNO) {
-        if (d.seqno() <= lastIssuedSeqno) {
-          throw new IOException("packet " + d.seqno() + " of "
-              + session.description() + " arrived after packet "
-              + lastIssuedSeqno);
-        }
-        lastIssuedSeqno = d.seqno();
-      }
-      int length = d.packetLength();
-      if (length > PacketReceiver.MAX_PACKET_SIZE) {
-        throw new IOException("packet of " + length + " bytes for "
-            + session.description() + " exceeds "
-            + PacketReceiver.MAX_PACKET_SIZE);
-      }
-    } catch (IOException e) {
-      if (target != null) {
-        target.release();
-      }
-      throw e;
-    }
-    issuedLastPacket = d.isLastPacketInBlock();
-    if (d.packetLength() == 0) {
-      if (target != null) {
-        target.release();
-      }
-      inFlight.add(new Fetch(arrival, null, null));
-      return;
-    }
-    if (packetsReceived == 0 && inFlight.isEmpty()) {
-      onFirstConnection.accept(arrival.connection());
-    }
-    final long issued = times == null ? 0 : System.nanoTime();
-    final Fetch f = new Fetch(arrival, target,
-        arrival.connection().get(d, target, timeoutMs));
-    if (times != null) {
-      final PacketPhaseTimes t = times;
-      f.done.whenComplete((ok, error) -> t.add(Phase.GET_LATENCY,
-          System.nanoTime() - issued));
-    }
-    inFlight.add(f);
-  }
-
-  private void await(Fetch f) throws IOException {
-    try {
-      f.done.get(timeoutMs + 1000, TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new InterruptedIOException("interrupted fetching a packet of "
-          + session.description());
-    } catch (ExecutionException e) {
-      Throwable cause = e.getCause();
-      throw cause instanceof IOException ? (IOException) cause
-          : new IOException("get of a packet of " + session.description()
-              + " failed", cause);
-    } catch (TimeoutException e) {
-      throw new IOException("get of a packet of " + session.description()
-          + " did not complete in " + timeoutMs + " ms", e);
-    }
   }
 
   /** Every DataNode fetches from the client itself: nothing to forward. */
@@ -462,46 +549,49 @@ public class UcxPacketReceiver extends PacketReceiver {
   }
 
   /**
-   * Closes the session and returns the landing buffers once their gets are
-   * over: each get either completes or fails by its deadline (a failed get
-   * closes its connection), so no late completion writes into a buffer
-   * that is back in the pool.
+   * Closes the session and returns landing buffers once their gets are
+   * over (a get that never completes keeps its buffer out of the pool
+   * rather than let a late completion write into a reused one). Counts the
+   * block as received over UCX when its packets came by UCX, over TCP when
+   * they came on the socket, and not at all when none came.
    */
   @Override
   public void close() {
-    session.close();
-    boolean interrupted = false;
-    for (Fetch f : inFlight) {
-      if (f.target == null) {
-        continue;
-      }
-      long deadline = System.nanoTime()
-          + TimeUnit.MILLISECONDS.toNanos(timeoutMs + 2000);
-      while (!f.done.isDone() && System.nanoTime() - deadline < 0) {
-        try {
-          f.done.get(Math.max(1, deadline - System.nanoTime()),
-              TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-          interrupted = true; // recovery stops writers so; finish first
-        } catch (ExecutionException | TimeoutException e) {
-          // Over either way (a failed get closed its connection).
+    if (closed) {
+      return;
+    }
+    closed = true;
+    try {
+      for (int i = 0; i < window; i++) {
+        long token = landingTokens[i];
+        if (token == RegisteredBufferPool.NO_LEASE) {
+          continue;
         }
+        getDone.slot = i;
+        worker.drive(driver, getDone,
+            TimeUnit.MILLISECONDS.toNanos(timeoutMs + 2000));
+        if (!gets.inProgress(i)) {
+          runtime.landingPool().release(token);
+        } else {
+          LOG.warn("hdfs-rdma: a get of {} is still pending after {} ms;"
+              + " its landing buffer stays out of the pool",
+              session.description(), timeoutMs + 2000);
+        }
+        landingTokens[i] = RegisteredBufferPool.NO_LEASE;
       }
-      if (f.done.isDone()) {
-        f.target.release();
-      } else {
-        LOG.warn("hdfs-rdma: a get of {} is still pending after {} ms;"
-            + " its landing buffer stays out of the pool",
-            session.description(), timeoutMs + 2000);
+    } finally {
+      worker.unregisterDriver(driver);
+      session.close();
+      UcxConnections.unbound(connection);
+      if (overSocket != null) {
+        runtime.countReceivedBlock(false);
+      } else if (packetsReceived > 0) {
+        runtime.countReceivedBlock(true);
       }
+      if (overSocket != null) {
+        overSocket.close();
+      }
+      super.close();
     }
-    inFlight.clear();
-    if (interrupted) {
-      Thread.currentThread().interrupt();
-    }
-    if (overSocket != null) {
-      overSocket.close();
-    }
-    super.close();
   }
 }

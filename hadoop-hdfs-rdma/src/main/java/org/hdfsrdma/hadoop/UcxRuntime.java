@@ -2,12 +2,15 @@ package org.hdfsrdma.hadoop;
 
 import java.io.Closeable;
 import java.io.IOException;
-import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -15,101 +18,164 @@ import javax.management.ObjectName;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.protocol.datatransfer.PacketHeader;
-import org.apache.hadoop.hdfs.protocol.datatransfer.PacketReceiver;
 import org.apache.hadoop.metrics2.util.MBeans;
-import org.apache.hadoop.net.NetUtils;
 import org.apache.hadoop.util.ShutdownHookManager;
 import org.hdfsrdma.ucx.EndpointCache;
-import org.hdfsrdma.ucx.RegisteredBuffer;
+import org.hdfsrdma.ucx.HostIdentity;
+import org.hdfsrdma.ucx.RegionAnnouncement;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
-import org.hdfsrdma.ucx.UcxConnection;
+import org.hdfsrdma.ucx.RemoteRegion;
 import org.hdfsrdma.ucx.UcxContext;
-import org.hdfsrdma.ucx.UcxListener;
+import org.hdfsrdma.ucx.UcxEndpoint;
 import org.hdfsrdma.ucx.UcxUnavailableException;
 import org.hdfsrdma.ucx.UcxWorker;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import com.google.common.cache.Cache;
+import com.google.common.cache.CacheBuilder;
+import com.google.common.cache.RemovalListener;
+import com.google.common.cache.RemovalNotification;
+
 /**
  * The UCX resources of this JVM, shared by every HDFS client and DataNode
- * in it: one context, one worker with its progress thread, one endpoint
- * cache, the session table, and (created on first use) the DataNode
- * listener and the registered buffer pools.
+ * in it: one context, one thread-safe worker, the client's endpoints, the
+ * DataNode's sessions and client connections, the regions it reads, and
+ * the registered buffer pools (created on first use).
  *
- * <p>One worker per JVM: a DataNode serves all its blocks from it, and
- * with two workers in one process UCX 1.13 can trip an assertion on socket
+ * <p>There is no UCX listening socket: a DataNode's worker address travels
+ * inside Hadoop's authenticated writeBlock reply, so only a peer that passed
+ * Hadoop's own checks learns it, and with UCX's tcp transport off (the
+ * default) nothing of UCX is reachable from the network at all (DESIGN.md,
+ * "Threat model").
+ *
+ * <p>One worker per JVM: a DataNode serves all its blocks from it, and with
+ * two workers in one process UCX 1.13 can trip an assertion on socket
  * descriptor reuse (see jucx-bridge's README). The first configuration
- * seen sets the JVM-wide settings; later ones are ignored.
+ * seen sets the JVM-wide settings (transports, pools); later ones are
+ * ignored.
  */
 public final class UcxRuntime implements Closeable {
 
   private static final Logger LOG = LoggerFactory.getLogger(UcxRuntime.class);
-  private static final long LISTEN_TIMEOUT_MS = 30_000;
+
+  /** Below FileSystem's (10): runs after open files were closed. */
+  static final int SHUTDOWN_HOOK_PRIORITY = 1;
+
+  /** Messages a shared-memory receive queue holds. */
+  static final int MM_FIFO_SIZE = 256;
+
+  /** Regions read directly stay mapped this long after their last use. */
+  private static final long REGION_IDLE_SECONDS = 30;
 
   private static UcxRuntime instance;
 
-  private final Configuration conf;
+  private final RdmaConf conf;
   private final UcxContext context;
   private final UcxWorker worker;
   private final EndpointCache endpoints;
-  private final SessionTable sessions = new SessionTable();
-  private UcxListener listener;
+  private final SessionTable sessions;
+  private final UcxConnections connections;
+  private final byte[] workerAddress;
+  private final boolean networkRdma;
+  private final RemoteRegion.Policy regionPolicy;
+  private final Cache<ByteBuffer, RemoteRegion> directRegions;
+  private final ScheduledExecutorService maintenance;
   private RegisteredBufferPool landingPool;
-  private RegisteredBufferPool clientPool;
-  private RegisteredBufferPool anchorPool;
-  private RegisteredBuffer anchor;
+  private volatile RegisteredBufferPool clientPool;
   private final AtomicLong dataBytesSent = new AtomicLong();
   private final AtomicLong packetsFetched = new AtomicLong();
+  private final AtomicLong rejectedMessages = new AtomicLong();
   private final PacketPhaseTimes phaseTimes = new PacketPhaseTimes();
-  private final boolean clientTimers;
-  private final boolean dataNodeTimers;
   private ObjectName bean;
   private final AtomicLong blocksOverUcx = new AtomicLong();
   private final AtomicLong blocksOverTcp = new AtomicLong();
   private final ConcurrentHashMap<String, AtomicLong> dataBytesFetched =
       new ConcurrentHashMap<String, AtomicLong>();
-  private final Set<UcxConnection> transportsNoted =
-      Collections.newSetFromMap(new ConcurrentHashMap<UcxConnection, Boolean>());
+  private final Set<UcxEndpoint> transportsNoted =
+      Collections.newSetFromMap(new ConcurrentHashMap<UcxEndpoint, Boolean>());
   private final Set<String> transportsSeen =
       Collections.newSetFromMap(new ConcurrentHashMap<String, Boolean>());
   private static final Set<String> LOGGED =
       Collections.newSetFromMap(new ConcurrentHashMap<String, Boolean>());
 
-  private UcxRuntime(Configuration conf) throws UcxUnavailableException {
-    this.conf = conf;
-    this.clientTimers = conf.getBoolean(
-        HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_PACKET_TIMERS_ENABLED_KEY,
-        HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_PACKET_TIMERS_ENABLED_DEFAULT);
-    this.dataNodeTimers = conf.getBoolean(
-        HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_PACKET_TIMERS_ENABLED_KEY,
-        HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_PACKET_TIMERS_ENABLED_DEFAULT);
+  private UcxRuntime(Configuration configuration)
+      throws UcxUnavailableException {
+    this.conf = new RdmaConf(configuration);
     String problem = HadoopVersionCheck.problem();
     if (problem != null) {
       throw new UcxUnavailableException(problem);
     }
-    UcxContext.Options options = UcxContext.Options.defaults();
-    String tls = conf.getTrimmed(HdfsRdmaConfigKeys.DFS_RDMA_UCX_TLS_KEY,
-        HdfsRdmaConfigKeys.DFS_RDMA_UCX_TLS_DEFAULT);
-    if (!tls.isEmpty()) {
-      options = options.withUcxConfig("TLS", tls);
+    // A DataNode's shared-memory receive queue is shared by all its
+    // clients; each keeps up to 80 packets in flight. UCX's default of 64
+    // messages would make senders queue (and wait) whenever the DataNode
+    // falls a little behind. 256 elements cost 2 MiB of shared memory per
+    // transport.
+    UcxContext.Options options = UcxContext.Options.defaults()
+        .withUcxConfig("SYSV_FIFO_SIZE", String.valueOf(MM_FIFO_SIZE))
+        .withUcxConfig("POSIX_FIFO_SIZE", String.valueOf(MM_FIFO_SIZE));
+    if (!conf.ucxTls.isEmpty()) {
+      options = options.withUcxConfig("TLS", conf.ucxTls);
     }
     UcxContext ctx = new UcxContext(options);
     UcxWorker w = null;
     try {
       w = new UcxWorker(ctx, "hdfs-rdma");
-      w.setMaxPacketBytes(PacketReceiver.MAX_PACKET_SIZE);
-      w.setDescriptorHandler(sessions);
+      this.workerAddress = w.address();
+      this.sessions = new SessionTable(this);
+      w.setMessageHandler(sessions);
       w.start();
+      this.networkRdma = hasNetworkRdma(w.describe().get(30,
+          TimeUnit.SECONDS));
     } catch (UcxUnavailableException | RuntimeException e) {
       if (w != null) {
         w.close();
       }
       ctx.close();
       throw e;
+    } catch (Exception e) {
+      w.close();
+      ctx.close();
+      throw new UcxUnavailableException("UCX worker did not start: " + e, e);
     }
     this.context = ctx;
     this.worker = w;
-    this.endpoints = new EndpointCache(w);
+    this.endpoints = new EndpointCache(w, conf.clientConnectTimeoutMs,
+        workerAddress);
+    this.connections = new UcxConnections(w, conf.clientConnectTimeoutMs,
+        conf.dataNodeUnboundConnectionTimeoutMs);
+    this.regionPolicy = new RemoteRegion.Policy(shmid -> {
+      RegisteredBufferPool p = clientPool;
+      return p != null && p.ownsSegment(shmid);
+    }, conf.dataNodeAllowEmulatedGets);
+    this.directRegions = CacheBuilder.newBuilder()
+        .expireAfterAccess(REGION_IDLE_SECONDS, TimeUnit.SECONDS)
+        .removalListener(new RemovalListener<ByteBuffer, RemoteRegion>() {
+          @Override
+          public void onRemoval(
+              RemovalNotification<ByteBuffer, RemoteRegion> n) {
+            n.getValue().release();
+          }
+        }).build();
+    this.maintenance = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "hdfs-rdma-maintenance");
+      t.setDaemon(true);
+      return t;
+    });
+    maintenance.scheduleWithFixedDelay(this::maintain, 1, 1,
+        TimeUnit.SECONDS);
+  }
+
+  /**
+   * Whether UCX here has a transport that reaches other hosts with one-sided
+   * RMA (InfiniBand or RoCE: rc, dc, ud); tcp does not count (its gets are
+   * emulated by the owner's CPU).
+   */
+  static boolean hasNetworkRdma(String workerInfo) {
+    if (workerInfo == null) {
+      return false;
+    }
+    return workerInfo.matches("(?s).*\\b(rc|dc|ud)_(verbs|mlx5)\\b.*");
   }
 
   /**
@@ -122,12 +188,10 @@ public final class UcxRuntime implements Closeable {
   public static synchronized UcxRuntime get(Configuration conf)
       throws UcxUnavailableException {
     if (instance == null) {
-      // Defaults come from the KEY_DEFAULT constants: adding
-      // hdfs-rdma-default.xml as a resource here would put it after
-      // hdfs-site.xml and override the operator's settings.
-      instance = new UcxRuntime(new Configuration(conf));
-      LOG.info("UCX runtime started (UCX {})",
-          org.hdfsrdma.ucx.NativeIntrospection.loadedUcxVersion());
+      instance = new UcxRuntime(conf);
+      LOG.info("UCX runtime started (UCX {}, transports {})",
+          org.hdfsrdma.ucx.NativeIntrospection.loadedUcxVersion(),
+          instance.conf.ucxTls.isEmpty() ? "all" : instance.conf.ucxTls);
       final UcxRuntime started = instance;
       // After Hadoop's own hooks (FileSystem.close flushes open streams),
       // report, then close: UCX left open makes the JVM's exit ~0.4 s
@@ -149,9 +213,6 @@ public final class UcxRuntime implements Closeable {
     return instance;
   }
 
-  /** Below FileSystem's (10): runs after open files were closed. */
-  static final int SHUTDOWN_HOOK_PRIORITY = 1;
-
   private static synchronized void closeAtExit(UcxRuntime runtime) {
     if (instance == runtime) {
       try {
@@ -167,11 +228,6 @@ public final class UcxRuntime implements Closeable {
     return instance;
   }
 
-  /** The DataNode listener's address, or null before {@link #listen()}. */
-  public synchronized InetSocketAddress listenerAddress() {
-    return listener == null ? null : listener.address();
-  }
-
   /** Closes the runtime (tests and JVM shutdown); a later get() rebuilds. */
   public static synchronized void shutdown() {
     if (instance != null) {
@@ -180,48 +236,111 @@ public final class UcxRuntime implements Closeable {
     }
   }
 
-  public UcxWorker worker() {
-    return worker;
+  /** The settings this runtime was created with (JVM-wide ones apply). */
+  public RdmaConf conf() {
+    return conf;
   }
 
-  public EndpointCache endpoints() {
-    return endpoints;
+  public UcxWorker worker() {
+    return worker;
   }
 
   public SessionTable sessions() {
     return sessions;
   }
 
-  /**
-   * The JVM's UCX listener for DataNodes, bound on first call to
-   * {@code dfs.datanode.rdma.address}. DataNodes of one JVM share it: a
-   * descriptor finds its block through the session table, not the port.
-   */
-  public synchronized InetSocketAddress listen() throws IOException {
-    if (listener == null) {
-      InetSocketAddress bind = NetUtils.createSocketAddr(conf.getTrimmed(
-          HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ADDRESS_KEY,
-          HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ADDRESS_DEFAULT));
-      try {
-        listener = UcxListener.open(worker, bind, c -> { })
-            .get(LISTEN_TIMEOUT_MS, TimeUnit.MILLISECONDS);
-      } catch (Exception e) {
-        throw new IOException("cannot listen for UCX on " + bind + ": "
-            + e.getMessage(), e);
-      }
-      if (bean == null) {
-        bean = MBeans.register("DataNode", "HdfsRdma", new Bean());
-      }
-    }
-    return listener.address();
+  UcxConnections connections() {
+    return connections;
   }
 
   /**
-   * Tests: the listener stops accepting connections while DataNodes keep
-   * committing its address, as when a firewall blocks the UCX port.
+   * This JVM's UCX worker address: what a DataNode puts in its commit so
+   * that its client can connect.
    */
-  synchronized void stopAcceptingForTesting() {
-    listener.close();
+  public byte[] workerAddress() {
+    return workerAddress.clone();
+  }
+
+  /** Whether this JVM's UCX reaches other hosts with hardware RMA. */
+  public boolean hasNetworkRdma() {
+    return networkRdma;
+  }
+
+  /**
+   * Whether a DataNode that committed with {@code hostId} and {@code uid}
+   * can be reached over UCX with one-sided gets: through shared memory
+   * when it shares this host and user, otherwise only through RDMA
+   * hardware (or when the operator allowed tcp, through that).
+   */
+  public boolean canReach(byte[] hostId, int uid) {
+    if (HostIdentity.canShareMemoryWith(hostId, uid)) {
+      return true;
+    }
+    return networkRdma || tcpEnabled();
+  }
+
+  private boolean tcpEnabled() {
+    String tls = conf.ucxTls;
+    if (tls.isEmpty() || tls.equals("all")) {
+      return true;
+    }
+    if (tls.startsWith("^")) {
+      return !Arrays.asList(tls.substring(1).split(",")).contains("tcp");
+    }
+    return Arrays.asList(tls.split(",")).contains("tcp");
+  }
+
+  /**
+   * The connection to a DataNode's worker (cached), with this client's
+   * hello sent first (the DataNode connects back with it).
+   */
+  public java.util.concurrent.CompletableFuture<UcxEndpoint> connect(
+      byte[] address, String peer) {
+    return endpoints.get(address, peer);
+  }
+
+  /**
+   * Logs, once per connection, which UCX transports carry it (call once
+   * the connection is up, outside UCX's callbacks).
+   */
+  public void noteConnected(UcxEndpoint e) {
+    if (transportsNoted.add(e)) {
+      noteTransports(e);
+    }
+  }
+
+  /**
+   * Opens a region a client announced (inside the message handler, where
+   * {@code replyEndpoint} is valid): from the cache when a block already
+   * opened the same directly read region, otherwise through every check of
+   * {@link RemoteRegion#open}.
+   */
+  RemoteRegion openRegion(long replyEndpoint, RegionAnnouncement a,
+      String block) throws IOException {
+    byte[] rkey = a.rkey();
+    ByteBuffer key = ByteBuffer.allocate(rkey.length + 16);
+    key.put(rkey).putLong(a.regionBase()).putLong(a.regionLength()).flip();
+    RemoteRegion cached = directRegions.getIfPresent(key);
+    if (cached != null) {
+      try {
+        return cached.retain();
+      } catch (IllegalStateException released) {
+        directRegions.invalidate(key);
+      }
+    }
+    RemoteRegion r = RemoteRegion.open(replyEndpoint, a, regionPolicy,
+        "the client of " + block);
+    if (r.isDirect()) {
+      directRegions.put(key, r.retain());
+    }
+    return r;
+  }
+
+  /** Notes how a region is read, for the bean and the totals. */
+  void noteRegion(RemoteRegion region) {
+    transportsSeen.add(region.isDirect() ? "DataNode reads: shared memory"
+        : "DataNode reads: " + region.toString().replaceAll(".*\\((.*)\\)$",
+            "$1"));
   }
 
   /** Bytes registered at a time by the DataNode's landing pool. */
@@ -230,12 +349,8 @@ public final class UcxRuntime implements Closeable {
   /** The DataNode side's registered memory that gets land in. */
   public synchronized RegisteredBufferPool landingPool() {
     if (landingPool == null) {
-      int buffer = conf.getInt(
-          HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_PACKET_BUFFER_BYTES_KEY,
-          HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_PACKET_BUFFER_BYTES_DEFAULT);
-      landingPool = pool("datanode-landing", buffer, LANDING_SLAB_BYTES,
-          conf.getLong(HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_POOL_MAX_BYTES_KEY,
-              HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_POOL_MAX_BYTES_DEFAULT));
+      landingPool = pool("datanode-landing", conf.dataNodePacketBufferBytes,
+          LANDING_SLAB_BYTES, conf.dataNodePoolMaxBytes);
     }
     return landingPool;
   }
@@ -249,10 +364,7 @@ public final class UcxRuntime implements Closeable {
     if (clientPool == null) {
       clientPool = pool("client-packets",
           PacketHeader.PKT_MAX_HEADER_LEN + packetSize,
-          conf.getLong(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_POOL_SLAB_BYTES_KEY,
-              HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_POOL_SLAB_BYTES_DEFAULT),
-          conf.getLong(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_POOL_MAX_BYTES_KEY,
-              HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_POOL_MAX_BYTES_DEFAULT));
+          conf.clientPoolSlabBytes, conf.clientPoolMaxBytes);
     }
     return clientPool;
   }
@@ -270,57 +382,32 @@ public final class UcxRuntime implements Closeable {
         capBytes, false);
   }
 
-  /** How long a writer waits for a registered packet buffer. */
-  public long clientBufferWaitMs() {
-    return conf.getLong(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_BUFFER_WAIT_MS_KEY,
-        HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_BUFFER_WAIT_MS_DEFAULT);
-  }
-
-  /**
-   * A small registered buffer held for the JVM's life: the region that
-   * descriptors of packets without bytes (heartbeats, empty end-of-block
-   * and sync packets) name, since a descriptor always names a region.
-   */
-  public synchronized RegisteredBuffer anchor() throws IOException {
-    if (anchor == null) {
-      anchorPool = new RegisteredBufferPool(context, "anchor", 4096, 4096,
-          4096, false);
-      anchor = anchorPool.acquire(1000);
+  /** Registers the JMX bean once a DataNode serves UCX in this JVM. */
+  synchronized void registerBean() {
+    if (bean == null) {
+      bean = MBeans.register("DataNode", "HdfsRdma", new Bean());
     }
-    return anchor;
   }
 
   /**
    * Logs, once per connection, which UCX transports carry it, and keeps the
    * summary for {@link #reportTotals}.
    */
-  public void noteTransports(UcxConnection connection) {
-    if (transportsNoted.add(connection)) {
-      connection.transports().thenAccept(report -> {
-        transportsSeen.add(report.toString());
-        LOG.info("hdfs-rdma: UCX to {}: {}", connection.peer(), report);
-      });
-    }
+  private void noteTransports(UcxEndpoint e) {
+    String report = e.transports().toString();
+    transportsSeen.add(report);
+    LOG.info("hdfs-rdma: UCX to {}: {}", e.peer(), report);
   }
 
   /**
    * A DataNode of this JVM received a block from a client: over UCX (its
-   * packets never crossed the socket) or over TCP.
+   * packets came by UCX) or over TCP.
    */
   public void countReceivedBlock(boolean overUcx) {
     (overUcx ? blocksOverUcx : blocksOverTcp).incrementAndGet();
   }
 
-  /**
-   * A block counted as received over UCX came over the socket after all
-   * (the client could not reach a UCX listener of its pipeline).
-   */
-  public void recountBlockOverTcp() {
-    blocksOverUcx.decrementAndGet();
-    blocksOverTcp.incrementAndGet();
-  }
-
-  /** Client blocks this JVM's DataNodes received with packets by UCX get. */
+  /** Client blocks this JVM's DataNodes received with packets over UCX. */
   public long blocksOverUcx() {
     return blocksOverUcx.get();
   }
@@ -339,12 +426,22 @@ public final class UcxRuntime implements Closeable {
     return dataBytesSent.get();
   }
 
+  /** A UCX message was refused. */
+  void countRejected() {
+    rejectedMessages.incrementAndGet();
+  }
+
+  /** UCX messages this JVM's DataNodes refused. */
+  public long rejectedMessages() {
+    return rejectedMessages.get();
+  }
+
   /**
    * The phase timers of this JVM's clients, or null when
    * {@code dfs.client.rdma.packet-timers.enabled} is off.
    */
   public PacketPhaseTimes clientTimes() {
-    return clientTimers ? phaseTimes : null;
+    return conf.clientTimers ? phaseTimes : null;
   }
 
   /**
@@ -352,10 +449,10 @@ public final class UcxRuntime implements Closeable {
    * {@code dfs.datanode.rdma.packet-timers.enabled} is off.
    */
   public PacketPhaseTimes dataNodeTimes() {
-    return dataNodeTimers ? phaseTimes : null;
+    return conf.dataNodeTimers ? phaseTimes : null;
   }
 
-  /** Data bytes a DataNode of this JVM fetched by get, in one packet. */
+  /** Data bytes a DataNode of this JVM fetched over UCX, in one packet. */
   public void countFetched(String dataNode, long dataBytes) {
     packetsFetched.incrementAndGet();
     AtomicLong counter = dataBytesFetched.get(dataNode);
@@ -366,7 +463,7 @@ public final class UcxRuntime implements Closeable {
     counter.addAndGet(dataBytes);
   }
 
-  /** Data bytes fetched by get, by DataNode transfer address. */
+  /** Data bytes fetched over UCX, by DataNode transfer address. */
   public Map<String, Long> dataBytesFetched() {
     Map<String, Long> copy = new TreeMap<String, Long>();
     for (Map.Entry<String, AtomicLong> e : dataBytesFetched.entrySet()) {
@@ -375,21 +472,36 @@ public final class UcxRuntime implements Closeable {
     return copy;
   }
 
+  private long totalFetched() {
+    long fetched = 0;
+    for (long n : dataBytesFetched().values()) {
+      fetched += n;
+    }
+    return fetched;
+  }
+
+  /** Once a second: idle connections, idle regions. */
+  private void maintain() {
+    try {
+      connections.sweep();
+      directRegions.cleanUp();
+    } catch (Throwable t) {
+      LOG.warn("hdfs-rdma maintenance failed", t);
+    }
+  }
+
   /**
    * Logs what this JVM moved over UCX, and appends it to the file named by
    * the system property {@code hdfsrdma.stats.file} when set (test runs sum
    * these lines over their JVMs).
    */
   void reportTotals() {
-    long fetched = 0;
-    for (long n : dataBytesFetched().values()) {
-      fetched += n;
-    }
     String line = "ucx-data-bytes-sent=" + dataBytesSent() + " "
-        + "ucx-data-bytes-fetched=" + fetched + " transports="
+        + "ucx-data-bytes-fetched=" + totalFetched() + " transports="
         + String.join(";", transportsSeen).replace(' ', '_')
         + " blocks-over-ucx=" + blocksOverUcx() + " blocks-over-tcp="
-        + blocksOverTcp() + " packets-fetched=" + packetsFetched.get();
+        + blocksOverTcp() + " packets-fetched=" + packetsFetched.get()
+        + " rejected-messages=" + rejectedMessages.get();
     for (Map.Entry<String, Long> e : phaseTimes.snapshot().entrySet()) {
       line += " " + e.getKey() + "=" + e.getValue();
     }
@@ -416,11 +528,7 @@ public final class UcxRuntime implements Closeable {
 
     @Override
     public long getDataBytesFetched() {
-      long fetched = 0;
-      for (long n : dataBytesFetched().values()) {
-        fetched += n;
-      }
-      return fetched;
+      return totalFetched();
     }
 
     @Override
@@ -449,9 +557,18 @@ public final class UcxRuntime implements Closeable {
     }
 
     @Override
-    public String getListenerAddress() {
-      InetSocketAddress a = listenerAddress();
-      return a == null ? "" : NetUtils.getHostPortString(a);
+    public long getRejectedMessages() {
+      return rejectedMessages.get();
+    }
+
+    @Override
+    public long getStrayMessages() {
+      return worker.strayMessages() + worker.oversizedMessages();
+    }
+
+    @Override
+    public int getClientConnections() {
+      return connections.size();
     }
 
     @Override
@@ -476,23 +593,24 @@ public final class UcxRuntime implements Closeable {
     return landingPool;
   }
 
+  /** Closes every resource, in reverse order of creation. */
   @Override
   public synchronized void close() {
     if (bean != null) {
       MBeans.unregister(bean);
       bean = null;
     }
+    maintenance.shutdownNow();
     endpoints.close();
+    connections.close();
+    directRegions.invalidateAll();
+    directRegions.cleanUp();
     worker.close();
     if (landingPool != null) {
       landingPool.close();
     }
     if (clientPool != null) {
       clientPool.close();
-    }
-    if (anchor != null) {
-      anchor.release();
-      anchorPool.close();
     }
     context.close();
   }

@@ -101,9 +101,15 @@ public final class UcxWireFields {
   /** Most bytes of any host or address string in a {@link CommitEntry}. */
   public static final int MAX_STRING_BYTES = 1024;
 
+  /**
+   * Most bytes of a UCX worker address in a {@link CommitEntry}: a few
+   * hundred even with several RDMA devices.
+   */
+  public static final int MAX_WORKER_ADDRESS_BYTES = 4096;
+
   /** Domain label of {@link #sessionId}'s HMAC input. */
   private static final byte[] SESSION_LABEL =
-      "hdfs-rdma/1".getBytes(StandardCharsets.US_ASCII);
+      "hdfs-rdma/2".getBytes(StandardCharsets.US_ASCII);
 
   private static final String HMAC = "HmacSHA256";
 
@@ -132,11 +138,15 @@ public final class UcxWireFields {
    */
   public static final class WriteRequest {
 
-    /** The payload version this code writes and the only one it reads. */
-    public static final int VERSION = 1;
+    /**
+     * The payload version this code writes and the only one it reads.
+     * Version 1 (listener-based releases) is refused, so a pipeline mixing
+     * releases stays on TCP.
+     */
+    public static final int VERSION = 2;
     /** Length of the nonce R in bytes (128 bits). */
     public static final int NONCE_LENGTH = 16;
-    /** Length of the version 1 payload in bytes. */
+    /** Length of the version 2 payload in bytes. */
     public static final int ENCODED_LENGTH = 8 + NONCE_LENGTH;
 
     private final int version;
@@ -280,66 +290,103 @@ public final class UcxWireFields {
 
   /**
    * One DataNode's commit to a UCX pipeline, an element of the repeated
-   * {@code BlockOpResponseProto} field {@link #COMMIT_FIELD}.
+   * {@code BlockOpResponseProto} field {@link #COMMIT_FIELD}: what a client
+   * needs to reach the DataNode over UCX.
    *
    * <p>Payload, big-endian, no padding:
    * <pre>
-   *  0       2       4       6
-   *  +-------+-------+-------+--------------------+-------+-------------------+
-   *  |version|ucxPort|hostLen| ucxHost (UTF-8)    |addrLen| xferAddr (UTF-8)  |
-   *  +-------+-------+-------+--------------------+-------+-------------------+
-   *                           hostLen bytes        u16     addrLen bytes
+   *  0       2       4               8
+   *  +-------+-------+---------------+
+   *  |version| flags |      uid      |
+   *  +-------+-------+---------------+  8
+   *  |        host id (16 bytes)     |
+   *  |                               |
+   *  +-------+-----------------------+ 24
+   *  |addrLen| xferAddr (UTF-8, addrLen bytes) ...
+   *  +-------+-------------------------
+   *  |wkLen  | UCX worker address (wkLen bytes) ...
+   *  +-------+-------------------------
    * </pre>
    * {@code xferAddr} is the DataNode's data-transfer address as
    * {@code host:port}, by which the client matches the entry to the
-   * pipeline's {@code DatanodeInfo}; {@code ucxHost:ucxPort} is its UCX
-   * listener. Both strings are 1 to {@link #MAX_STRING_BYTES} bytes of
-   * UTF-8; the port is 1 to 65535; the payload ends right after
-   * {@code xferAddr}.
+   * pipeline's {@code DatanodeInfo}; the worker address is what the client
+   * connects its UCX endpoint to (there is no UCX listening socket). The
+   * uid (the DataNode process's user) and the host id (its kernel boot and
+   * IPC namespace, see {@link UcxHostIdentity}) let a client tell whether
+   * shared memory can reach the DataNode: UCX creates its segments for
+   * their owner only. {@code flags} is 0. Lengths: xferAddr 1 to
+   * {@link #MAX_STRING_BYTES}, worker address 1 to
+   * {@link #MAX_WORKER_ADDRESS_BYTES}; the payload ends right after the
+   * worker address.
    */
   public static final class CommitEntry {
 
-    /** The payload version this code writes and the only one it reads. */
-    public static final int VERSION = 1;
+    /**
+     * The payload version this code writes and the only one it reads
+     * (version 1 named a UCX listener; such a commit is refused and the
+     * pipeline stays on TCP).
+     */
+    public static final int VERSION = 2;
+    /** Length of the host id in bytes. */
+    public static final int HOST_ID_LENGTH = 16;
 
     private final String xferAddr;
-    private final String ucxHost;
-    private final int ucxPort;
+    private final byte[] workerAddress;
+    private final int uid;
+    private final byte[] hostId;
 
     /**
      * @param xferAddr the DataNode's transfer address, "host:port"
-     * @param ucxHost the host of its UCX listener
-     * @param ucxPort the port of its UCX listener, 1 to 65535
+     * @param workerAddress its UCX worker's address, copied
+     * @param uid the DataNode process's user id
+     * @param hostId {@link #HOST_ID_LENGTH} bytes naming its host, copied
      */
-    public CommitEntry(String xferAddr, String ucxHost, int ucxPort) {
+    public CommitEntry(String xferAddr, byte[] workerAddress, int uid,
+        byte[] hostId) {
       checkString("xferAddr", xferAddr);
-      checkString("ucxHost", ucxHost);
-      checkU16("ucxPort", ucxPort, 1);
+      if (workerAddress == null || workerAddress.length == 0
+          || workerAddress.length > MAX_WORKER_ADDRESS_BYTES) {
+        throw new IllegalArgumentException("worker address of "
+            + (workerAddress == null ? "null" : workerAddress.length
+                + " bytes"));
+      }
+      if (hostId == null || hostId.length != HOST_ID_LENGTH) {
+        throw new IllegalArgumentException("host id must be "
+            + HOST_ID_LENGTH + " bytes");
+      }
       this.xferAddr = xferAddr;
-      this.ucxHost = ucxHost;
-      this.ucxPort = ucxPort;
+      this.workerAddress = workerAddress.clone();
+      this.uid = uid;
+      this.hostId = hostId.clone();
     }
 
     public String getXferAddr() {
       return xferAddr;
     }
 
-    public String getUcxHost() {
-      return ucxHost;
+    /** @return a copy of the UCX worker address */
+    public byte[] getWorkerAddress() {
+      return workerAddress.clone();
     }
 
-    public int getUcxPort() {
-      return ucxPort;
+    public int getUid() {
+      return uid;
+    }
+
+    /** @return a copy of the host id */
+    public byte[] getHostId() {
+      return hostId.clone();
     }
 
     /** @return the payload described on this class */
     public byte[] encode() {
-      byte[] host = ucxHost.getBytes(StandardCharsets.UTF_8);
       byte[] addr = xferAddr.getBytes(StandardCharsets.UTF_8);
-      ByteBuffer b = ByteBuffer.allocate(8 + host.length + addr.length);
-      b.putShort((short) VERSION).putShort((short) ucxPort)
-          .putShort((short) host.length).put(host)
-          .putShort((short) addr.length).put(addr);
+      ByteBuffer b = ByteBuffer.allocate(8 + HOST_ID_LENGTH + 2 + addr.length
+          + 2 + workerAddress.length);
+      b.putShort((short) VERSION).putShort((short) 0).putInt(uid)
+          .put(hostId)
+          .putShort((short) addr.length).put(addr)
+          .putShort((short) workerAddress.length).put(workerAddress);
       return b.array();
     }
 
@@ -347,8 +394,8 @@ public final class UcxWireFields {
      * Parses a payload written by {@link #encode}.
      *
      * @throws IOException when the payload is truncated, of another
-     *     version, has a string length out of bounds or trailing bytes,
-     *     or holds an invalid value
+     *     version, has a length out of bounds or trailing bytes, or holds
+     *     an invalid value
      */
     public static CommitEntry decode(byte[] payload) throws IOException {
       if (payload == null) {
@@ -362,18 +409,24 @@ public final class UcxWireFields {
             + " version " + v + " (this side speaks version " + VERSION
             + ")");
       }
-      need(b, 2, "ucxPort");
-      int port = b.getShort() & 0xffff;
-      String host = getString(b, "ucxHost");
-      String addr = getString(b, "xferAddr");
+      need(b, 6, "flags and uid");
+      int flags = b.getShort() & 0xffff;
+      if (flags != 0) {
+        throw new IOException("hdfs-rdma commit entry with unknown flags 0x"
+            + Integer.toHexString(flags));
+      }
+      int uid = b.getInt();
+      need(b, HOST_ID_LENGTH, "host id");
+      byte[] host = new byte[HOST_ID_LENGTH];
+      b.get(host);
+      String addr = new String(getBytes(b, "xferAddr", MAX_STRING_BYTES),
+          StandardCharsets.UTF_8);
+      byte[] worker = getBytes(b, "worker address", MAX_WORKER_ADDRESS_BYTES);
       if (b.hasRemaining()) {
         throw new IOException("hdfs-rdma commit entry has "
             + b.remaining() + " trailing bytes");
       }
-      if (port == 0) {
-        throw new IOException("hdfs-rdma commit entry with ucxPort 0");
-      }
-      return new CommitEntry(addr, host, port);
+      return new CommitEntry(addr, worker, uid, host);
     }
 
     private static void need(ByteBuffer b, int n, String what)
@@ -385,18 +438,18 @@ public final class UcxWireFields {
       }
     }
 
-    private static String getString(ByteBuffer b, String what)
+    private static byte[] getBytes(ByteBuffer b, String what, int max)
         throws IOException {
       need(b, 2, what + " length");
       int n = b.getShort() & 0xffff;
-      if (n == 0 || n > MAX_STRING_BYTES) {
+      if (n == 0 || n > max) {
         throw new IOException("hdfs-rdma commit entry " + what + " length "
-            + n + " out of bounds [1, " + MAX_STRING_BYTES + "]");
+            + n + " out of bounds [1, " + max + "]");
       }
       need(b, n, what);
       byte[] s = new byte[n];
       b.get(s);
-      return new String(s, StandardCharsets.UTF_8);
+      return s;
     }
 
     @Override
@@ -405,19 +458,21 @@ public final class UcxWireFields {
         return false;
       }
       CommitEntry c = (CommitEntry) o;
-      return ucxPort == c.ucxPort && xferAddr.equals(c.xferAddr)
-          && ucxHost.equals(c.ucxHost);
+      return uid == c.uid && xferAddr.equals(c.xferAddr)
+          && Arrays.equals(workerAddress, c.workerAddress)
+          && Arrays.equals(hostId, c.hostId);
     }
 
     @Override
     public int hashCode() {
-      return (xferAddr.hashCode() * 31 + ucxHost.hashCode()) * 31 + ucxPort;
+      return (xferAddr.hashCode() * 31 + Arrays.hashCode(workerAddress)) * 31
+          + uid;
     }
 
     @Override
     public String toString() {
-      return "CommitEntry{xferAddr=" + xferAddr + ", ucx=" + ucxHost + ":"
-          + ucxPort + "}";
+      return "CommitEntry{xferAddr=" + xferAddr + ", worker address "
+          + workerAddress.length + " bytes, uid=" + uid + "}";
     }
   }
 
@@ -702,7 +757,7 @@ public final class UcxWireFields {
    * section 2): the first 8 bytes, as a big-endian long, of HMAC-SHA256
    * with {@code key} over
    * <pre>
-   *   u32 len | "hdfs-rdma/1" | u32 len | nonce | u32 len |
+   *   u32 len | "hdfs-rdma/2" | u32 len | nonce | u32 len |
    *   blockPoolId (UTF-8) | u32 len | dataNode (UTF-8) | u64 blockId |
    *   u64 generationStamp
    * </pre>

@@ -41,7 +41,6 @@ public class TestUcxWritePath {
         UcxDataNodePlugin.class.getName());
     conf.setBoolean(HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ENABLED_KEY, true);
     conf.setBoolean(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY, true);
-    conf.set(HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ADDRESS_KEY, "127.0.0.1:0");
     conf.setLong(DFSConfigKeys.DFS_BLOCK_SIZE_KEY, BLOCK_SIZE);
     return conf;
   }

@@ -1,7 +1,7 @@
 package org.hdfsrdma.ucx;
 
 import java.io.Closeable;
-import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -9,65 +9,89 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Connections by peer address, reused across blocks and files: connection
- * set-up is what made RDMA lose to sockets on small transfers in the seed
- * paper, so a client connects to each DataNode once. A connection that
- * fails or closes leaves the cache, and the next request for that peer
+ * Connections by peer worker address, reused across blocks and files:
+ * connection set-up is what made RDMA lose to sockets on small transfers in
+ * the seed paper, so a client connects to each DataNode once. A connection
+ * that fails or closes leaves the cache, and the next request for that peer
  * connects again.
  */
 public final class EndpointCache implements Closeable {
 
   private final UcxWorker worker;
-  private final ConcurrentHashMap<InetSocketAddress,
-      CompletableFuture<UcxConnection>> connections =
-      new ConcurrentHashMap<InetSocketAddress, CompletableFuture<UcxConnection>>();
+  private final long connectTimeoutMs;
+  private final byte[] greeting;
+  private final ConcurrentHashMap<ByteBuffer,
+      CompletableFuture<UcxEndpoint>> endpoints =
+      new ConcurrentHashMap<ByteBuffer, CompletableFuture<UcxEndpoint>>();
   private final AtomicLong connects = new AtomicLong();
   private final AtomicLong hits = new AtomicLong();
   private volatile boolean closed;
 
-  public EndpointCache(UcxWorker worker) {
+  /**
+   * @param greeting this side's worker address, sent as the first message
+   *     of every new connection (the peer connects back with it), or null
+   */
+  public EndpointCache(UcxWorker worker, long connectTimeoutMs,
+      byte[] greeting) {
     this.worker = worker;
+    this.connectTimeoutMs = connectTimeoutMs;
+    this.greeting = greeting == null ? null : greeting.clone();
   }
 
   /**
-   * The connection to {@code peer}: the cached one while it is usable,
-   * otherwise a new one.
+   * The connection to the worker at {@code address}: the cached one while it
+   * is usable, otherwise a new one.
+   *
+   * @param peer the peer's name for messages
    */
-  public CompletableFuture<UcxConnection> get(InetSocketAddress peer) {
+  public CompletableFuture<UcxEndpoint> get(byte[] address, String peer) {
     if (closed) {
-      CompletableFuture<UcxConnection> f = new CompletableFuture<UcxConnection>();
+      CompletableFuture<UcxEndpoint> f = new CompletableFuture<UcxEndpoint>();
       f.completeExceptionally(new IllegalStateException(
           "endpoint cache is closed"));
       return f;
     }
+    ByteBuffer key = ByteBuffer.wrap(address.clone());
     while (true) {
-      CompletableFuture<UcxConnection> current = connections.get(peer);
+      CompletableFuture<UcxEndpoint> current = endpoints.get(key);
       if (current != null && isLiveOrPending(current)) {
         hits.incrementAndGet();
         return current;
       }
-      CompletableFuture<UcxConnection> fresh = new CompletableFuture<UcxConnection>();
+      CompletableFuture<UcxEndpoint> fresh = new CompletableFuture<UcxEndpoint>();
       boolean installed = current == null
-          ? connections.putIfAbsent(peer, fresh) == null
-          : connections.replace(peer, current, fresh);
+          ? endpoints.putIfAbsent(key, fresh) == null
+          : endpoints.replace(key, current, fresh);
       if (!installed) {
         continue;
       }
       connects.incrementAndGet();
-      UcxConnection.connect(worker, peer).whenComplete((c, error) -> {
-        if (error != null) {
-          connections.remove(peer, fresh);
-          fresh.completeExceptionally(error);
-          return;
-        }
-        c.addCloseListener(closedOne -> connections.remove(peer, fresh));
-        fresh.complete(c);
-      });
+      UcxEndpoint.connect(worker, key.array(), peer, connectTimeoutMs)
+          .whenComplete((e, error) -> {
+            if (error == null && greeting != null) {
+              try {
+                e.greet(greeting);
+              } catch (java.io.IOException ex) {
+                e.close();
+                error = ex;
+              }
+            }
+            if (error != null) {
+              endpoints.remove(key, fresh);
+              fresh.completeExceptionally(error);
+              return;
+            }
+            e.addCloseListener(closedOne -> endpoints.remove(key, fresh));
+            fresh.complete(e);
+            if (closed) {
+              e.close();
+            }
+          });
       return fresh;
     }
   }
 
-  private static boolean isLiveOrPending(CompletableFuture<UcxConnection> f) {
+  private static boolean isLiveOrPending(CompletableFuture<UcxEndpoint> f) {
     if (!f.isDone()) {
       return true;
     }
@@ -75,16 +99,6 @@ public final class EndpointCache implements Closeable {
       return false;
     }
     return f.join().isUsable();
-  }
-
-  /** Drops the connection to {@code peer} if it is {@code connection}. */
-  public void evict(InetSocketAddress peer, UcxConnection connection) {
-    CompletableFuture<UcxConnection> current = connections.get(peer);
-    if (current != null && current.isDone()
-        && !current.isCompletedExceptionally() && current.join() == connection) {
-      connections.remove(peer, current);
-      connection.close();
-    }
   }
 
   /** Connections opened over the cache's life. */
@@ -99,18 +113,18 @@ public final class EndpointCache implements Closeable {
 
   /** Connections currently cached. */
   public int size() {
-    return connections.size();
+    return endpoints.size();
   }
 
   /** Closes every cached connection. Idempotent. */
   @Override
   public void close() {
     closed = true;
-    List<CompletableFuture<UcxConnection>> all =
-        new ArrayList<CompletableFuture<UcxConnection>>(connections.values());
-    connections.clear();
-    for (CompletableFuture<UcxConnection> f : all) {
-      f.thenAccept(UcxConnection::close);
+    List<CompletableFuture<UcxEndpoint>> all =
+        new ArrayList<CompletableFuture<UcxEndpoint>>(endpoints.values());
+    endpoints.clear();
+    for (CompletableFuture<UcxEndpoint> f : all) {
+      f.thenAccept(UcxEndpoint::close);
     }
   }
 }

@@ -32,7 +32,7 @@ public final class NativeIntrospection {
 
   private static final Logger LOG =
       LoggerFactory.getLogger(NativeIntrospection.class);
-  private static final String LIBRARY = "libhdfsrdma_ucxinfo.so";
+  private static final String LIBRARY = "libhdfsrdma.so";
   private static final String RESOURCE = "/native/linux-"
       + System.getProperty("os.arch") + "/" + LIBRARY;
   private static final String LOAD_ERROR = load();
@@ -46,7 +46,7 @@ public final class NativeIntrospection {
       if (in == null) {
         return "resource " + RESOURCE + " is not in the jar";
       }
-      File file = File.createTempFile("hdfsrdma_ucxinfo", ".so");
+      File file = File.createTempFile("hdfsrdma", ".so");
       file.deleteOnExit();
       Files.copy(in, file.toPath(), StandardCopyOption.REPLACE_EXISTING);
       System.load(file.getAbsolutePath());

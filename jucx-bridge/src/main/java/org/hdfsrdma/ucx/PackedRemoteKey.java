@@ -18,15 +18,42 @@ package org.hdfsrdma.ucx;
  * </pre>
  *
  * one (length, key) pair per bit set in md_map, and nothing after the last.
- * A random or truncated key fails this check with overwhelming
- * probability; a key crafted to pass it can still reach UCX (see the
- * module README).
+ *
+ * <p>Only the entry shapes of the transports hdfs-rdma exposes memory
+ * through are accepted: 0 bytes (self, cma and tcp carry no key), 8 bytes
+ * (InfiniBand/RoCE: rkey and atomic rkey) and 12 bytes (SysV shared memory:
+ * a 4-byte segment id and the owner's 8-byte address of the segment).
+ * Anything else (POSIX shared memory, whose file a writer could truncate
+ * under a reader; xpmem; knem; unknown transports) is refused before UCX
+ * parses it. Every 12-byte entry is reported to the caller, which checks the
+ * segment with the kernel before the key is unpacked ({@link RemoteRegion}).
  */
 final class PackedRemoteKey {
 
   /** ucs_memory_type_t of ordinary host memory, the only kind we expose. */
   private static final int MEMORY_TYPE_HOST = 0;
   private static final int HEADER = 9;
+  /** Key entry lengths of self/cma/tcp, InfiniBand, SysV shared memory. */
+  static final int EMPTY_ENTRY = 0;
+  static final int IB_ENTRY = 8;
+  static final int SYSV_ENTRY = 12;
+
+  /** A SysV entry: the segment and the owner's address of its start. */
+  static final class SysvEntry {
+    final int shmid;
+    final long ownerAddress;
+
+    SysvEntry(int shmid, long ownerAddress) {
+      this.shmid = shmid;
+      this.ownerAddress = ownerAddress;
+    }
+
+    @Override
+    public String toString() {
+      return "SysV segment " + shmid + " at 0x"
+          + Long.toHexString(ownerAddress);
+    }
+  }
 
   private PackedRemoteKey() {
   }
@@ -35,14 +62,21 @@ final class PackedRemoteKey {
    * @return null when the key is well formed, otherwise what is wrong
    */
   static String check(byte[] key) {
+    return inspect(key, null);
+  }
+
+  /**
+   * Checks the key and adds its SysV entries to {@code sysv} (when not
+   * null).
+   *
+   * @return null when the key is well formed, otherwise what is wrong
+   */
+  static String inspect(byte[] key, java.util.List<SysvEntry> sysv) {
     if (key.length < HEADER) {
       return "packed remote key of " + key.length + " bytes is shorter than"
           + " its " + HEADER + "-byte header";
     }
-    long mdMap = 0;
-    for (int i = 7; i >= 0; i--) {
-      mdMap = (mdMap << 8) | (key[i] & 0xFF);
-    }
+    long mdMap = littleEndian(key, 0, 8);
     if (mdMap == 0) {
       return "packed remote key names no memory domain";
     }
@@ -60,17 +94,35 @@ final class PackedRemoteKey {
         return "packed remote key ends before the entry of memory domain "
             + md;
       }
-      p += 1 + (key[p] & 0xFF);
-      if (p > key.length) {
+      int len = key[p] & 0xFF;
+      if (p + 1 + len > key.length) {
         return "entry of memory domain " + md + " runs past the end of the"
             + " packed remote key";
       }
+      if (len != EMPTY_ENTRY && len != IB_ENTRY && len != SYSV_ENTRY) {
+        return "entry of memory domain " + md + " is " + len + " bytes: not"
+            + " a transport hdfs-rdma reads through (self, cma, tcp,"
+            + " InfiniBand or SysV shared memory)";
+      }
+      if (len == SYSV_ENTRY && sysv != null) {
+        sysv.add(new SysvEntry((int) littleEndian(key, p + 1, 4),
+            littleEndian(key, p + 5, 8)));
+      }
+      p += 1 + len;
     }
     if (p != key.length) {
       return "packed remote key has " + (key.length - p)
           + " unexplained trailing bytes";
     }
     return null;
+  }
+
+  private static long littleEndian(byte[] b, int from, int n) {
+    long v = 0;
+    for (int i = n - 1; i >= 0; i--) {
+      v = (v << 8) | (b[from + i] & 0xFF);
+    }
+    return v;
   }
 
   /** True when this library knows the packed layout of the loaded UCX. */

@@ -5,21 +5,21 @@ import java.nio.ByteOrder;
 import java.util.zip.CRC32;
 
 /**
- * Flyweight over the descriptor message that tells a getter where one packet
- * lies in the exposer's registered memory.
+ * Flyweight over the message that tells a getter where one packet lies in
+ * memory the exposer announced earlier with a {@link RegionAnnouncement}.
  *
- * <p>The exposer (an HDFS client) sends one descriptor per packet to every
- * getter (DataNode); the getter validates it and fetches the packet bytes
- * with a one-sided get. The message is small and fixed-layout so it costs
- * no allocation to write or read. All fields are big-endian (network order,
- * like Hadoop's own wire format).
+ * <p>The exposer (an HDFS client) sends one per packet to every getter (a
+ * DataNode), which validates it against what it knows of the session and
+ * fetches the packet. Fixed size, so that it fits UCX's short-message path
+ * on shared memory and costs no allocation to write or read. Big-endian
+ * (network order, like Hadoop's own wire format).
  *
  * <pre>
- *  0               4       6       8
- *  +---------------+-------+-------+
- *  | magic "HRMA"  |version| flags |
- *  +---------------+-------+-------+  8
- *  |        session nonce          |
+ *  0               4       6   7   8
+ *  +---------------+-------+---+---+
+ *  | magic "HRMA"  |version|typ|flg|   typ = {@link #TYPE}
+ *  +---------------+-------+---+---+  8
+ *  |          session id           |
  *  +-------------------------------+ 16
  *  |           block id            |
  *  +-------------------------------+ 24
@@ -29,89 +29,87 @@ import java.util.zip.CRC32;
  *  +-------------------------------+ 40
  *  |        offset in block        |
  *  +-------------------------------+ 48
- *  |  region base (exposed memory) |
- *  +-------------------------------+ 56
- *  |  region length                |
- *  +-------------------------------+ 64
- *  |  packet address               |
+ *  |  packet address (exposer's)   |
+ *  +---------------+---------------+ 56
+ *  | checksum len  |   data len    |
+ *  +---------------+---------------+ 64
+ *  |   region id   |     CRC32     |
  *  +---------------+---------------+ 72
- *  | checksum len  |  data len     |
- *  +---------------+-------+-------+ 80
- *  | region id     |rkeylen|  0    |
- *  +---------------+-------+-------+ 88
- *  | CRC32         | packed remote key (rkeylen bytes)
- *  +---------------+-----------------
  * </pre>
  *
- * <p>The CRC32 covers every other byte of the message (the CRC field
- * counts as zero). UCX checks a remote key only as far as the transport
- * uses it (over tcp not at all), so a corrupted key or address must be
- * caught here, before it reaches UCX.
- *
  * <p>The packet occupies {@code checksum len + data len} bytes from the
- * packet address (checksums first, then data, as in an HDFS packet), and
- * must lie inside the exposed region. The region id names the registered
- * slab so the getter can cache the unpacked remote key per region.
+ * packet address (checksums first, then data, as in an HDFS packet) inside
+ * the region the session announced under {@code region id}. A packet with
+ * no bytes (a heartbeat, an empty end-of-block or sync packet) has region id
+ * 0 and address 0. The CRC32 covers the 68 bytes before it: the transports
+ * check their own frames, but a getter must never act on a corrupted
+ * address or length.
  *
- * <p>Nothing is trusted before {@link #validate(int)}: a message from the
- * network may be truncated, of another version, or hostile.
+ * <p>{@link #validate()} checks the structure only: magic, version, type,
+ * flags, CRC, signs. Whether the session, block, seqno and range are what
+ * the getter expects is for the getter, which knows.
  */
 public final class PacketDescriptor {
 
-  /** "HRMA": hdfs-rdma. */
+  /** "HRMA": hdfs-rdma; the first four bytes of every message. */
   public static final int MAGIC = 0x48524D41;
-  public static final short VERSION = 1;
+  /** The message layout version this code writes and reads. */
+  public static final short VERSION = 2;
+  /** Message type of a packet descriptor. */
+  public static final byte TYPE = 2;
 
   public static final int MAGIC_OFFSET = 0;
   public static final int VERSION_OFFSET = 4;
-  public static final int FLAGS_OFFSET = 6;
+  public static final int TYPE_OFFSET = 6;
+  public static final int FLAGS_OFFSET = 7;
   public static final int SESSION_OFFSET = 8;
   public static final int BLOCK_ID_OFFSET = 16;
   public static final int GENERATION_STAMP_OFFSET = 24;
   public static final int SEQNO_OFFSET = 32;
   public static final int OFFSET_IN_BLOCK_OFFSET = 40;
-  public static final int REGION_BASE_OFFSET = 48;
-  public static final int REGION_LENGTH_OFFSET = 56;
-  public static final int ADDRESS_OFFSET = 64;
-  public static final int CHECKSUM_LENGTH_OFFSET = 72;
-  public static final int DATA_LENGTH_OFFSET = 76;
-  public static final int REGION_ID_OFFSET = 80;
-  public static final int RKEY_LENGTH_OFFSET = 84;
-  public static final int RESERVED_OFFSET = 86;
-  public static final int CRC_OFFSET = 88;
-  public static final int RKEY_OFFSET = 92;
-  public static final int HEADER_LENGTH = RKEY_OFFSET;
-
-  /** Packed UCX remote keys are tens to a few hundred bytes. */
-  public static final int MAX_RKEY_LENGTH = 4096;
-  public static final int MAX_LENGTH = HEADER_LENGTH + MAX_RKEY_LENGTH;
+  public static final int ADDRESS_OFFSET = 48;
+  public static final int CHECKSUM_LENGTH_OFFSET = 56;
+  public static final int DATA_LENGTH_OFFSET = 60;
+  public static final int REGION_ID_OFFSET = 64;
+  public static final int CRC_OFFSET = 68;
+  /** Every packet descriptor is this long. */
+  public static final int LENGTH = 72;
 
   /** The packet is the last one of its block. */
-  public static final short FLAG_LAST_PACKET_IN_BLOCK = 0x1;
+  public static final byte FLAG_LAST_PACKET_IN_BLOCK = 0x1;
   /** The writer asked for the packet to be synced to disk (hsync). */
-  public static final short FLAG_SYNC_BLOCK = 0x2;
-  private static final short KNOWN_FLAGS =
+  public static final byte FLAG_SYNC_BLOCK = 0x2;
+  private static final int KNOWN_FLAGS =
       FLAG_LAST_PACKET_IN_BLOCK | FLAG_SYNC_BLOCK;
 
-  private static final byte[] ZERO_CRC_FIELD = new byte[4];
-
+  private final CRC32 crc = new CRC32();
   private ByteBuffer buffer;
+  /** A duplicate of buffer, moved by CRC computations. */
+  private ByteBuffer view;
   private int base;
-  private int length;
 
-  /** Points this flyweight at a message of {@code length} bytes. */
-  public PacketDescriptor wrap(ByteBuffer buf, int offset, int len) {
+  /**
+   * Points this flyweight at {@link #LENGTH} bytes of a big-endian buffer.
+   */
+  public PacketDescriptor wrap(ByteBuffer buf, int offset) {
     if (buf.order() != ByteOrder.BIG_ENDIAN) {
-      throw new IllegalArgumentException("descriptor buffers are big-endian");
+      throw new IllegalArgumentException("message buffers are big-endian");
     }
-    if (offset < 0 || len < 0 || offset + len > buf.capacity()) {
-      throw new IndexOutOfBoundsException("offset " + offset + " length "
-          + len + " capacity " + buf.capacity());
+    if (offset < 0 || offset + LENGTH > buf.capacity()) {
+      throw new IndexOutOfBoundsException("offset " + offset + " capacity "
+          + buf.capacity());
     }
-    this.buffer = buf;
+    if (buf != buffer) {
+      this.buffer = buf;
+      this.view = buf.duplicate();
+    }
     this.base = offset;
-    this.length = len;
     return this;
+  }
+
+  /** The type of the message of {@code length} bytes at the start of buf. */
+  public static int typeOf(ByteBuffer buf, int length) {
+    return WireCrc.typeOf(buf, 0, length);
   }
 
   /** The wrapped buffer. */
@@ -124,68 +122,30 @@ public final class PacketDescriptor {
     return base;
   }
 
-  /** Length of the wrapped message in bytes. */
-  public int length() {
-    return length;
-  }
-
-  /** Bytes a message with a remote key of {@code rkeyLength} bytes takes. */
-  public static int encodedLength(int rkeyLength) {
-    return HEADER_LENGTH + rkeyLength;
-  }
-
-  /**
-   * Writes a whole message at the wrapped position and sets the wrapped
-   * length to the encoded length.
-   */
+  /** Writes a whole descriptor at the wrapped position. */
   public PacketDescriptor encode(long session, long blockId,
-      long generationStamp, long seqno, long offsetInBlock, short flags,
-      int regionId, long regionBase, long regionLength, long address,
-      int checksumLength, int dataLength, byte[] rkey) {
-    int total = encodedLength(rkey.length);
-    if (rkey.length > MAX_RKEY_LENGTH) {
-      throw new IllegalArgumentException("remote key of " + rkey.length
-          + " bytes exceeds " + MAX_RKEY_LENGTH);
-    }
-    if (base + total > buffer.capacity()) {
-      throw new IllegalArgumentException("descriptor of " + total
-          + " bytes does not fit at offset " + base + " of a buffer of "
-          + buffer.capacity());
-    }
+      long generationStamp, long seqno, long offsetInBlock, int flags,
+      int regionId, long address, int checksumLength, int dataLength) {
     buffer.putInt(base + MAGIC_OFFSET, MAGIC);
     buffer.putShort(base + VERSION_OFFSET, VERSION);
-    buffer.putShort(base + FLAGS_OFFSET, flags);
+    buffer.put(base + TYPE_OFFSET, TYPE);
+    buffer.put(base + FLAGS_OFFSET, (byte) flags);
     buffer.putLong(base + SESSION_OFFSET, session);
     buffer.putLong(base + BLOCK_ID_OFFSET, blockId);
     buffer.putLong(base + GENERATION_STAMP_OFFSET, generationStamp);
     buffer.putLong(base + SEQNO_OFFSET, seqno);
     buffer.putLong(base + OFFSET_IN_BLOCK_OFFSET, offsetInBlock);
-    buffer.putLong(base + REGION_BASE_OFFSET, regionBase);
-    buffer.putLong(base + REGION_LENGTH_OFFSET, regionLength);
     buffer.putLong(base + ADDRESS_OFFSET, address);
     buffer.putInt(base + CHECKSUM_LENGTH_OFFSET, checksumLength);
     buffer.putInt(base + DATA_LENGTH_OFFSET, dataLength);
     buffer.putInt(base + REGION_ID_OFFSET, regionId);
-    buffer.putShort(base + RKEY_LENGTH_OFFSET, (short) rkey.length);
-    buffer.putShort(base + RESERVED_OFFSET, (short) 0);
-    for (int i = 0; i < rkey.length; i++) {
-      buffer.put(base + RKEY_OFFSET + i, rkey[i]);
-    }
-    this.length = total;
-    buffer.putInt(base + CRC_OFFSET, computeCrc());
-    return this;
+    return seal();
   }
 
-  /** CRC32 of the wrapped message with the CRC field taken as zero. */
-  private int computeCrc() {
-    CRC32 crc = new CRC32();
-    ByteBuffer view = buffer.duplicate();
-    view.limit(base + CRC_OFFSET).position(base);
-    crc.update(view);
-    crc.update(ZERO_CRC_FIELD);
-    view.limit(base + length).position(base + RKEY_OFFSET);
-    crc.update(view);
-    return (int) crc.getValue();
+  /** Replaces the session id (one descriptor per getter) and reseals. */
+  public PacketDescriptor withSession(long session) {
+    buffer.putLong(base + SESSION_OFFSET, session);
+    return seal();
   }
 
   /** Recomputes the CRC after fields were changed in place. */
@@ -194,93 +154,52 @@ public final class PacketDescriptor {
     return this;
   }
 
+  private int computeCrc() {
+    return WireCrc.of(crc, view, base, base + CRC_OFFSET);
+  }
+
   /**
-   * Checks every field before any is used.
+   * Checks the structure of a message of {@code length} bytes before any
+   * field is used.
    *
-   * @param maxPacketBytes the largest packet (checksums plus data) the
-   *     getter accepts; it bounds the local buffer a get may fill
    * @throws MalformedDescriptorException saying what is wrong
    */
-  public PacketDescriptor validate(int maxPacketBytes)
+  public PacketDescriptor validate(int length)
       throws MalformedDescriptorException {
-    if (length < HEADER_LENGTH) {
-      throw new MalformedDescriptorException("truncated descriptor: "
-          + length + " bytes, the header alone is " + HEADER_LENGTH);
+    if (length != LENGTH) {
+      throw new MalformedDescriptorException("packet descriptor of " + length
+          + " bytes, expected " + LENGTH);
     }
-    int magic = buffer.getInt(base + MAGIC_OFFSET);
-    if (magic != MAGIC) {
-      throw new MalformedDescriptorException(String.format(
-          "bad descriptor magic 0x%08x, expected 0x%08x", magic, MAGIC));
-    }
-    short version = version();
-    if (version != VERSION) {
-      throw new MalformedDescriptorException("unsupported descriptor version "
-          + version + ", this side speaks " + VERSION);
-    }
-    short flags = flags();
+    WireCrc.checkHeader(buffer, base, TYPE);
+    int flags = flags();
     if ((flags & ~KNOWN_FLAGS) != 0) {
       throw new MalformedDescriptorException(String.format(
-          "unknown descriptor flags 0x%04x", flags));
+          "unknown descriptor flags 0x%02x", flags));
     }
-    int rkeyLength = rkeyLength();
-    if (rkeyLength == 0 || rkeyLength > MAX_RKEY_LENGTH) {
-      throw new MalformedDescriptorException("remote key length " + rkeyLength
-          + " outside 1.." + MAX_RKEY_LENGTH);
-    }
-    if (HEADER_LENGTH + rkeyLength != length) {
-      throw new MalformedDescriptorException("descriptor of " + length
-          + " bytes does not match its remote key length " + rkeyLength
-          + " (expected " + (HEADER_LENGTH + rkeyLength) + " bytes)");
-    }
-    int crc = buffer.getInt(base + CRC_OFFSET);
-    int expectedCrc = computeCrc();
-    if (crc != expectedCrc) {
+    int carried = buffer.getInt(base + CRC_OFFSET);
+    int computed = computeCrc();
+    if (carried != computed) {
       throw new MalformedDescriptorException(String.format(
           "descriptor checksum mismatch: carries 0x%08x, content gives 0x%08x",
-          crc, expectedCrc));
+          carried, computed));
     }
-    if (buffer.getShort(base + RESERVED_OFFSET) != 0) {
-      throw new MalformedDescriptorException("reserved descriptor field set");
-    }
-    int checksumLength = checksumLength();
-    int dataLength = dataLength();
-    if (checksumLength < 0 || dataLength < 0) {
+    if (checksumLength() < 0 || dataLength() < 0) {
       throw new MalformedDescriptorException("negative length: checksums "
-          + checksumLength + ", data " + dataLength);
-    }
-    long packetLength = (long) checksumLength + dataLength;
-    if (packetLength > maxPacketBytes) {
-      throw new MalformedDescriptorException("packet of " + packetLength
-          + " bytes exceeds the cap of " + maxPacketBytes);
+          + checksumLength() + ", data " + dataLength());
     }
     if (offsetInBlock() < 0) {
       throw new MalformedDescriptorException("negative offset in block "
           + offsetInBlock());
     }
-    long regionBase = regionBase();
-    long regionLength = regionLength();
-    if (regionBase == 0 || regionLength <= 0
-        || regionBase + regionLength < regionBase) {
-      throw new MalformedDescriptorException("bad exposed region: base 0x"
-          + Long.toHexString(regionBase) + " length " + regionLength);
-    }
-    long address = address();
-    if (address < regionBase || address + packetLength < address
-        || address + packetLength > regionBase + regionLength) {
-      throw new MalformedDescriptorException("packet [0x"
-          + Long.toHexString(address) + ", +" + packetLength
-          + ") lies outside the exposed region [0x"
-          + Long.toHexString(regionBase) + ", +" + regionLength + ")");
+    if (packetLength() == 0 && (regionId() != 0 || address() != 0)) {
+      throw new MalformedDescriptorException("an empty packet names region "
+          + regionId() + " at 0x" + Long.toHexString(address()));
     }
     return this;
   }
 
-  public short version() {
-    return buffer.getShort(base + VERSION_OFFSET);
-  }
-
-  public short flags() {
-    return buffer.getShort(base + FLAGS_OFFSET);
+  public int flags() {
+    return buffer.get(base + FLAGS_OFFSET) & 0xFF;
   }
 
   public boolean isLastPacketInBlock() {
@@ -311,14 +230,6 @@ public final class PacketDescriptor {
     return buffer.getLong(base + OFFSET_IN_BLOCK_OFFSET);
   }
 
-  public long regionBase() {
-    return buffer.getLong(base + REGION_BASE_OFFSET);
-  }
-
-  public long regionLength() {
-    return buffer.getLong(base + REGION_LENGTH_OFFSET);
-  }
-
   public long address() {
     return buffer.getLong(base + ADDRESS_OFFSET);
   }
@@ -331,54 +242,26 @@ public final class PacketDescriptor {
     return buffer.getInt(base + DATA_LENGTH_OFFSET);
   }
 
-  /** Checksums plus data: the bytes one get fetches. */
-  public int packetLength() {
-    return checksumLength() + dataLength();
+  /** Checksums plus data: the bytes one get fetches (overflow-safe). */
+  public long packetLength() {
+    return (long) checksumLength() + dataLength();
   }
 
   public int regionId() {
     return buffer.getInt(base + REGION_ID_OFFSET);
   }
 
-  public int rkeyLength() {
-    return buffer.getShort(base + RKEY_LENGTH_OFFSET) & 0xFFFF;
-  }
-
-  /** Copies the packed remote key out. Only after {@link #validate}. */
-  public byte[] rkey() {
-    byte[] rkey = new byte[rkeyLength()];
-    for (int i = 0; i < rkey.length; i++) {
-      rkey[i] = buffer.get(base + RKEY_OFFSET + i);
+  /** Copies this descriptor's bytes to {@code to} at {@code offset}. */
+  public void copyTo(ByteBuffer to, int offset) {
+    for (int i = 0; i < LENGTH; i += 8) {
+      to.putLong(offset + i, buffer.getLong(base + i));
     }
-    return rkey;
-  }
-
-  /** True when the packed remote key equals {@code other}. */
-  public boolean rkeyEquals(byte[] other) {
-    if (other.length != rkeyLength()) {
-      return false;
-    }
-    for (int i = 0; i < other.length; i++) {
-      if (buffer.get(base + RKEY_OFFSET + i) != other[i]) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  /** An independent copy of the wrapped message, on the heap. */
-  public PacketDescriptor copy() {
-    ByteBuffer copy = ByteBuffer.allocate(length);
-    for (int i = 0; i < length; i++) {
-      copy.put(i, buffer.get(base + i));
-    }
-    return new PacketDescriptor().wrap(copy, 0, length);
   }
 
   @Override
   public String toString() {
-    if (buffer == null || length < HEADER_LENGTH) {
-      return "PacketDescriptor(" + length + " bytes)";
+    if (buffer == null) {
+      return "PacketDescriptor(unwrapped)";
     }
     return "PacketDescriptor(block " + blockId() + "_" + generationStamp()
         + ", seqno " + seqno() + ", offset " + offsetInBlock()

@@ -1,14 +1,18 @@
 package org.hdfsrdma.ucx;
 
 import java.io.Closeable;
+import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -20,74 +24,56 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Fixed-size buffers of UCX-registered memory, for packets that peers read
- * with one-sided gets (exposer side) or that gets land in (getter side).
+ * (exposer side) or that gets land in (getter side).
  *
  * <p>Registration is expensive (it pins pages and, on RDMA NICs, programs
- * the NIC), so memory is registered once in slabs and each slab is sliced
- * into buffers that are reused. The pool never holds more than its byte
- * cap: slabs are added on demand up to the cap and acquirers wait, for at
- * most their timeout, when every buffer is in use.
+ * the NIC), so memory is registered once in slabs, each sliced into buffers
+ * that are reused. The pool never holds more than its byte cap: slabs are
+ * added on demand up to the cap, and acquirers wait, for at most their
+ * timeout, when every buffer is leased. Slabs are allocated by UCX itself
+ * (SysV shared memory, registered with every RDMA device): a peer on the
+ * same host reads them directly, with no work by this process.
  *
- * <p>Slabs are page-aligned JVM direct memory (counted against
- * -XX:MaxDirectMemorySize) registered with UCX, as RDMA NICs register user
- * memory. Memory allocated by UCX itself (SysV or POSIX shared segments)
- * measured no faster here, and puts shared-segment ids in the remote keys,
- * whose unpacking fails badly in UCX 1.13 once the owner is gone.
+ * <p><b>Leases are tokens.</b> {@link #acquire} returns a {@code long}
+ * naming a buffer and a generation; the buffer's accessors and
+ * {@link #release} take the token. A token released once, or held past its
+ * release, is stale: releasing it again does nothing and its accessors
+ * fail. No object is created per lease, and the free list is lock-free (a
+ * Treiber stack of buffer indices): acquiring and releasing a buffer takes
+ * no lock unless a slab must be registered or the pool is exhausted. So a
+ * client may lease a buffer per packet from any thread.
  *
- * <p>Thread-safe. {@link #close()} is idempotent and never frees memory a
- * lease still holds: such slabs are released when their last lease is.
+ * <p>{@link #close()} is idempotent and never frees memory a lease still
+ * holds: such slabs are released when their last lease is.
  */
 public final class RegisteredBufferPool implements Closeable {
 
   private static final Logger LOG =
       LoggerFactory.getLogger(RegisteredBufferPool.class);
 
+  /** A token that names no buffer. */
+  public static final long NO_LEASE = -1L;
+
   /** One registered slab; buffers are its equal slices. */
-  static final class Slab {
+  private static final class Slab {
     final int id;
     final UcpMemory memory;
     final long address;
     final long length;
     final byte[] rkey;
-    final ByteBuffer view;
-    /**
-     * The Java memory under the registration, held so GC cannot free it;
-     * null when UCX allocated the slab (freed by deregistering it).
-     */
-    final ByteBuffer backing;
-    int leased;
-    boolean unmapped;
+    final AtomicInteger leased = new AtomicInteger();
+    volatile boolean unmapped;
 
-    Slab(int id, UcpMemory memory, ByteBuffer backing) {
+    Slab(int id, UcpMemory memory) {
       this.id = id;
       this.memory = memory;
-      this.backing = backing;
       this.address = memory.getAddress();
       this.length = memory.getLength();
       ByteBuffer packed = memory.getRemoteKeyBuffer();
       this.rkey = new byte[packed.remaining()];
       packed.duplicate().get(rkey);
-      this.view = UcxUtils.getByteBufferView(address, length);
     }
   }
-
-  /** One buffer-sized slot of a slab; reused across leases. */
-  static final class Slot {
-    final Slab slab;
-    final int offset;
-    final ByteBuffer buffer;
-
-    Slot(Slab slab, int offset, int size) {
-      this.slab = slab;
-      this.offset = offset;
-      ByteBuffer dup = slab.view.duplicate();
-      dup.position(offset);
-      dup.limit(offset + size);
-      this.buffer = dup.slice();
-    }
-  }
-
-  private static final int PAGE = 4096;
 
   private final UcxContext context;
   private final String name;
@@ -96,27 +82,39 @@ public final class RegisteredBufferPool implements Closeable {
   private final long slabBytes;
   private final long capBytes;
   private final boolean recordLeaseSites;
+  private final int maxBuffers;
 
+  private final Slab[] slabs;
+  private volatile int slabCount;
+  /** Per buffer: address, view (one per buffer, reused by each lease). */
+  private final long[] addresses;
+  private final ByteBuffer[] views;
+  /** Per buffer: odd while leased; incremented by acquire and release. */
+  private final AtomicIntegerArray generations;
+  private final Throwable[] leaseSites;
+  /** Treiber stack: head = (tag << 32) | (index + 1), 0 = empty. */
+  private final AtomicLong freeHead = new AtomicLong();
+  private final int[] next;
+  private final Set<Integer> sharedSegments =
+      Collections.newSetFromMap(new ConcurrentHashMap<Integer, Boolean>());
+
+  /** Guards slab registration, waiting and close (the slow paths). */
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition released = lock.newCondition();
-  private final ArrayDeque<Slot> free = new ArrayDeque<Slot>();
-  private final List<Slab> slabs = new ArrayList<Slab>();
-  private final Set<RegisteredBuffer> leases =
-      Collections.newSetFromMap(new IdentityHashMap<RegisteredBuffer, Boolean>());
-  private boolean closed;
+  private volatile int waiters;
+  private volatile boolean closed;
 
-  private long inUseBytes;
-  private long peakInUseBytes;
-  private long registeredBytes;
+  private final AtomicInteger leasedCount = new AtomicInteger();
+  private final AtomicInteger peakLeased = new AtomicInteger();
+  private final LongAdder acquisitions = new LongAdder();
+  private final LongAdder waits = new LongAdder();
+  private final LongAdder timeouts = new LongAdder();
   private long registrations;
-  private long acquisitions;
-  private long waits;
-  private long timeouts;
 
   /**
    * Creates an empty pool; no memory is registered until first use.
    *
-   * @param bufferSize bytes per buffer (an HDFS packet: 64 KiB + headroom)
+   * @param bufferSize bytes per buffer (an HDFS packet plus headroom)
    * @param slabBytes bytes registered at a time; a multiple of bufferSize
    * @param capBytes hard limit on registered bytes; a multiple of slabBytes
    * @param recordLeaseSites remember where each lease was taken, for leak
@@ -134,9 +132,9 @@ public final class RegisteredBufferPool implements Closeable {
       throw new IllegalArgumentException("cap of " + capBytes
           + " bytes is not a positive multiple of the slab size " + slabBytes);
     }
-    if (slabBytes > Integer.MAX_VALUE - PAGE) {
+    if (slabBytes > Integer.MAX_VALUE || capBytes / bufferSize > (1 << 24)) {
       throw new IllegalArgumentException("slab of " + slabBytes
-          + " bytes exceeds what one direct buffer can hold");
+          + " bytes or " + (capBytes / bufferSize) + " buffers is too many");
     }
     this.context = context;
     this.name = name;
@@ -145,6 +143,13 @@ public final class RegisteredBufferPool implements Closeable {
     this.buffersPerSlab = (int) (slabBytes / bufferSize);
     this.capBytes = capBytes;
     this.recordLeaseSites = recordLeaseSites;
+    this.maxBuffers = (int) (capBytes / bufferSize);
+    this.slabs = new Slab[(int) (capBytes / slabBytes)];
+    this.addresses = new long[maxBuffers];
+    this.views = new ByteBuffer[maxBuffers];
+    this.generations = new AtomicIntegerArray(maxBuffers);
+    this.next = new int[maxBuffers];
+    this.leaseSites = recordLeaseSites ? new Throwable[maxBuffers] : null;
   }
 
   public int bufferSize() {
@@ -159,40 +164,50 @@ public final class RegisteredBufferPool implements Closeable {
    * Takes a free buffer, registering a new slab when none is free and the
    * cap allows, otherwise waiting up to {@code timeoutMs}.
    *
+   * @return the lease's token
    * @throws PoolExhaustedException when no buffer is free in time
-   * @throws InterruptedIOException-like {@link java.io.InterruptedIOException}
-   *     when interrupted while waiting
+   * @throws InterruptedIOException when interrupted while waiting
+   * @throws IllegalStateException when the pool is closed or UCX refuses to
+   *     register more memory
    */
-  public RegisteredBuffer acquire(long timeoutMs)
-      throws PoolExhaustedException, java.io.InterruptedIOException {
+  public long acquire(long timeoutMs)
+      throws PoolExhaustedException, InterruptedIOException {
+    long token = tryAcquire();
+    if (token != NO_LEASE) {
+      return token;
+    }
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+    boolean counted = false;
     lock.lock();
     try {
-      boolean waited = false;
-      while (true) {
-        RegisteredBuffer lease = leaseIfFree();
-        if (lease != null) {
-          return lease;
-        }
-        long remaining = deadline - System.nanoTime();
-        if (remaining <= 0) {
-          timeouts++;
-          throw new PoolExhaustedException("registered buffer pool " + name
-              + " exhausted: " + inUseBytes + " of " + capBytes
-              + " bytes in use, none released within " + timeoutMs + " ms");
-        }
-        if (!waited) {
-          waits++;
-          waited = true;
-        }
-        try {
+      waiters++;
+      try {
+        while (true) {
+          token = tryAcquire();
+          if (token != NO_LEASE) {
+            return token;
+          }
+          long remaining = deadline - System.nanoTime();
+          if (remaining <= 0) {
+            timeouts.increment();
+            throw new PoolExhaustedException("registered buffer pool " + name
+                + " exhausted: " + inUseBytes() + " of " + capBytes
+                + " bytes in use, none released within " + timeoutMs
+                + " ms");
+          }
+          if (!counted) {
+            waits.increment();
+            counted = true;
+          }
           released.awaitNanos(remaining);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw new java.io.InterruptedIOException("interrupted waiting for a"
-              + " buffer of pool " + name);
         }
+      } finally {
+        waiters--;
       }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new InterruptedIOException("interrupted waiting for a buffer of"
+          + " pool " + name);
     } finally {
       lock.unlock();
     }
@@ -200,117 +215,241 @@ public final class RegisteredBufferPool implements Closeable {
 
   /**
    * A free buffer if one is free now or the cap allows another slab, else
-   * null; never waits and never counts as a timeout. For opportunistic use
-   * (prefetching) that must not starve callers of {@link #acquire}.
+   * {@link #NO_LEASE}; never waits and never counts as a timeout.
+   *
+   * @throws IllegalStateException when the pool is closed or UCX refuses to
+   *     register more memory
    */
-  public RegisteredBuffer tryAcquire() {
-    lock.lock();
-    try {
-      return leaseIfFree();
-    } finally {
-      lock.unlock();
+  public long tryAcquire() {
+    while (true) {
+      if (closed) {
+        throw new IllegalStateException("buffer pool " + name + " is closed");
+      }
+      int index = pop();
+      if (index >= 0) {
+        return lease(index);
+      }
+      if (slabCount == slabs.length) {
+        return NO_LEASE;
+      }
+      lock.lock();
+      try {
+        if (closed) {
+          continue;
+        }
+        if (freeHead.get() == 0 && slabCount < slabs.length) {
+          addSlab();
+        }
+      } finally {
+        lock.unlock();
+      }
     }
   }
 
-  /** A lease of a free slot, registering a slab if the cap allows; lock held. */
-  private RegisteredBuffer leaseIfFree() {
+  private long lease(int index) {
+    int generation = generations.incrementAndGet(index);
+    slabs[index / buffersPerSlab].leased.incrementAndGet();
+    int leased = leasedCount.incrementAndGet();
+    int peak;
+    while (leased > (peak = peakLeased.get())
+        && !peakLeased.compareAndSet(peak, leased)) {
+      // retry
+    }
+    acquisitions.increment();
+    if (leaseSites != null) {
+      leaseSites[index] = new Throwable("acquired here");
+    }
+    return ((long) generation << 32) | index;
+  }
+
+  /** Returns a lease's buffer. Idempotent: a stale token does nothing. */
+  public void release(long token) {
+    if (token == NO_LEASE) {
+      return;
+    }
+    int index = (int) token;
+    int generation = (int) (token >>> 32);
+    if (index < 0 || index >= maxBuffers
+        || !generations.compareAndSet(index, generation, generation + 1)) {
+      return;
+    }
+    leasedCount.decrementAndGet();
+    Slab slab = slabs[index / buffersPerSlab];
+    int left = slab.leased.decrementAndGet();
     if (closed) {
-      throw new IllegalStateException("buffer pool " + name + " is closed");
+      if (left == 0) {
+        lock.lock();
+        try {
+          unmap(slab);
+        } finally {
+          lock.unlock();
+        }
+      }
+      return;
     }
-    Slot slot = free.poll();
-    if (slot == null && registeredBytes + slabBytes <= capBytes) {
-      addSlab();
-      slot = free.poll();
+    push(index);
+    if (waiters > 0) {
+      lock.lock();
+      try {
+        released.signal();
+      } finally {
+        lock.unlock();
+      }
     }
-    return slot == null ? null : lease(slot);
   }
 
+  /** Whether {@code token} no longer names a lease. */
+  public boolean isReleased(long token) {
+    int index = (int) token;
+    return token == NO_LEASE || index < 0 || index >= maxBuffers
+        || generations.get(index) != (int) (token >>> 32);
+  }
+
+  private int check(long token) {
+    if (isReleased(token)) {
+      throw new IllegalStateException("buffer used after release");
+    }
+    return (int) token;
+  }
+
+  /**
+   * The buffer's memory as a direct ByteBuffer of {@link #bufferSize()}
+   * bytes: the same view object for every lease of that buffer, so the
+   * holder owns its position and limit and must not hand it on.
+   */
+  public ByteBuffer buffer(long token) {
+    return views[check(token)];
+  }
+
+  /** Native address of the buffer's first byte. */
+  public long address(long token) {
+    return addresses[check(token)];
+  }
+
+  /** Id of the registered slab (region) holding the buffer. */
+  public int regionId(long token) {
+    return check(token) / buffersPerSlab;
+  }
+
+  /** Address of a region's first byte. */
+  public long regionAddress(int regionId) {
+    return slabs[regionId].address;
+  }
+
+  /** Length of a region. */
+  public long regionLength(int regionId) {
+    return slabs[regionId].length;
+  }
+
+  /** A region's packed remote key; shared: do not modify. */
+  public byte[] regionKey(int regionId) {
+    return slabs[regionId].rkey;
+  }
+
+  /** Regions registered so far (ids 0 to this minus one). */
+  public int regionCount() {
+    return slabCount;
+  }
+
+  /**
+   * Whether the SysV segment {@code shmid} is one of this pool's slabs: a
+   * getter in this process may read it when a peer (this process's own
+   * client) names it.
+   */
+  public boolean ownsSegment(int shmid) {
+    return sharedSegments.contains(shmid);
+  }
+
+  private int pop() {
+    while (true) {
+      long head = freeHead.get();
+      int top = (int) head - 1;
+      if (top < 0) {
+        return -1;
+      }
+      long tag = (head >>> 32) + 1;
+      if (freeHead.compareAndSet(head, (tag << 32) | (next[top] + 1L))) {
+        return top;
+      }
+    }
+  }
+
+  private void push(int index) {
+    while (true) {
+      long head = freeHead.get();
+      next[index] = (int) head - 1;
+      long tag = (head >>> 32) + 1;
+      if (freeHead.compareAndSet(head, (tag << 32) | (index + 1L))) {
+        return;
+      }
+    }
+  }
+
+  /** Registers one more slab and frees its buffers; lock held. */
   private void addSlab() {
     UcpMemory memory;
-    ByteBuffer backing = null;
     try {
       // Memory UCX allocates itself lives in a shared-memory segment (and
       // is registered with every RDMA device): a peer on the same host can
-      // then read it through the posix/sysv transports with no work by
-      // this process, where a get of ordinary memory needs this side's
-      // progress thread to serve it (no cma under peer error handling).
+      // then read it with no work by this process.
       memory = context.ucp().memoryMap(new UcpMemMapParams().allocate()
           .setLength(slabBytes));
-    } catch (RuntimeException allocateFailed) {
-      try {
-        backing = ByteBuffer.allocateDirect((int) slabBytes + PAGE);
-        long base = UcxUtils.getAddress(backing);
-        long aligned = (base + PAGE - 1) & ~((long) PAGE - 1);
-        memory = context.ucp().memoryMap(new UcpMemMapParams()
-            .setAddress(aligned)
-            .setLength(slabBytes));
-      } catch (RuntimeException e) {
-        throw new IllegalStateException("UCX could not register a slab of "
-            + slabBytes + " bytes for pool " + name + ": " + e.getMessage(),
-            e);
-      }
-      LOG.debug("Pool {}: UCX could not allocate a slab ({}); registered"
-          + " JVM memory instead", name, allocateFailed.getMessage());
+    } catch (RuntimeException e) {
+      throw new IllegalStateException("UCX could not allocate a slab of "
+          + slabBytes + " bytes for pool " + name + ": " + e.getMessage(), e);
     }
     context.retain();
     Slab slab;
     try {
-      slab = new Slab(slabs.size(), memory, backing);
+      slab = new Slab(slabCount, memory);
     } catch (RuntimeException e) {
       memory.deregister();
       context.release();
       throw e;
     }
-    slabs.add(slab);
+    List<PackedRemoteKey.SysvEntry> segments =
+        new ArrayList<PackedRemoteKey.SysvEntry>(1);
+    PackedRemoteKey.inspect(slab.rkey, segments);
+    for (PackedRemoteKey.SysvEntry s : segments) {
+      sharedSegments.add(s.shmid);
+    }
+    ByteBuffer whole = UcxUtils.getByteBufferView(slab.address, slabBytes);
+    int first = slab.id * buffersPerSlab;
     for (int i = 0; i < buffersPerSlab; i++) {
-      free.add(new Slot(slab, i * bufferSize, bufferSize));
+      int index = first + i;
+      addresses[index] = slab.address + (long) i * bufferSize;
+      ByteBuffer dup = whole.duplicate();
+      dup.position(i * bufferSize).limit((i + 1) * bufferSize);
+      views[index] = dup.slice();
     }
-    registeredBytes += slabBytes;
+    slabs[slab.id] = slab;
+    slabCount = slab.id + 1;
     registrations++;
-    LOG.debug("Pool {} registered slab {} of {} bytes ({} of {} bytes)", name,
-        slab.id, slabBytes, registeredBytes, capBytes);
-  }
-
-  private RegisteredBuffer lease(Slot slot) {
-    RegisteredBuffer lease = new RegisteredBuffer(this, slot,
-        recordLeaseSites ? new Throwable("acquired here") : null);
-    leases.add(lease);
-    slot.slab.leased++;
-    acquisitions++;
-    inUseBytes += bufferSize;
-    peakInUseBytes = Math.max(peakInUseBytes, inUseBytes);
-    return lease;
-  }
-
-  /** Returns a lease's slot; called once per lease by the lease. */
-  void release(RegisteredBuffer lease, Slot slot) {
-    lock.lock();
-    try {
-      if (!leases.remove(lease)) {
-        return;
-      }
-      inUseBytes -= bufferSize;
-      slot.slab.leased--;
-      if (closed) {
-        if (slot.slab.leased == 0) {
-          unmap(slot.slab);
-        }
-      } else {
-        free.push(slot);
-        released.signal();
-      }
-    } finally {
-      lock.unlock();
+    for (int i = buffersPerSlab - 1; i >= 0; i--) {
+      push(first + i);
     }
+    LOG.debug("Pool {} registered slab {} of {} bytes ({} of {} bytes)", name,
+        slab.id, slabBytes, (long) slabCount * slabBytes, capBytes);
+  }
+
+  private long inUseBytes() {
+    return (long) leasedCount.get() * bufferSize;
   }
 
   /** A point-in-time copy of this pool's counters. */
   public PoolMetrics metrics() {
     lock.lock();
     try {
-      return new PoolMetrics(inUseBytes, peakInUseBytes, registeredBytes,
-          capBytes, registrations, acquisitions, waits, timeouts,
-          leases.size());
+      long registered = 0;
+      for (int i = 0; i < slabCount; i++) {
+        if (!slabs[i].unmapped) {
+          registered += slabBytes;
+        }
+      }
+      return new PoolMetrics(inUseBytes(),
+          (long) peakLeased.get() * bufferSize, registered, capBytes,
+          registrations, acquisitions.sum(), waits.sum(), timeouts.sum(),
+          leasedCount.get());
     } finally {
       lock.unlock();
     }
@@ -321,16 +460,27 @@ public final class RegisteredBufferPool implements Closeable {
    * With lease sites recorded, each entry carries where it was acquired.
    */
   public List<String> outstandingLeases() {
-    lock.lock();
-    try {
-      List<String> out = new ArrayList<String>();
-      for (RegisteredBuffer lease : leases) {
-        out.add(lease.describeLease());
+    List<String> out = new ArrayList<String>();
+    int buffers = slabCount * buffersPerSlab;
+    for (int i = 0; i < buffers; i++) {
+      if ((generations.get(i) & 1) != 0) {
+        StringBuilder sb = new StringBuilder("region ")
+            .append(i / buffersPerSlab).append(" offset ")
+            .append((long) (i % buffersPerSlab) * bufferSize);
+        Throwable site = leaseSites == null ? null : leaseSites[i];
+        if (site != null) {
+          for (StackTraceElement e : site.getStackTrace()) {
+            if (!e.getClassName().startsWith(
+                RegisteredBufferPool.class.getName())) {
+              sb.append(" acquired at ").append(e);
+              break;
+            }
+          }
+        }
+        out.add(sb.toString());
       }
-      return out;
-    } finally {
-      lock.unlock();
     }
+    return out;
   }
 
   /** Fails when any buffer is still leased: for tests' tear-down. */
@@ -354,15 +504,15 @@ public final class RegisteredBufferPool implements Closeable {
         return;
       }
       closed = true;
-      free.clear();
-      for (Slab slab : slabs) {
-        if (slab.leased == 0) {
-          unmap(slab);
+      freeHead.set(0);
+      for (int i = 0; i < slabCount; i++) {
+        if (slabs[i].leased.get() == 0) {
+          unmap(slabs[i]);
         }
       }
-      if (!leases.isEmpty()) {
+      if (leasedCount.get() != 0) {
         LOG.warn("Pool {} closed with {} buffer(s) still leased; their slabs"
-            + " are freed when they are released", name, leases.size());
+            + " are freed when they are released", name, leasedCount.get());
       }
       released.signalAll();
     } finally {
@@ -370,12 +520,12 @@ public final class RegisteredBufferPool implements Closeable {
     }
   }
 
+  /** Lock held. */
   private void unmap(Slab slab) {
     if (slab.unmapped) {
       return;
     }
     slab.unmapped = true;
-    registeredBytes -= slabBytes;
     try {
       slab.memory.deregister();
       context.release();
@@ -386,6 +536,7 @@ public final class RegisteredBufferPool implements Closeable {
 
   @Override
   public String toString() {
-    return "RegisteredBufferPool(" + name + ", " + metrics() + ")";
+    return "RegisteredBufferPool(" + name + ", " + leasedCount.get() + " of "
+        + maxBuffers + " buffers leased)";
   }
 }

@@ -14,8 +14,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The UCX context of this JVM: the features the write path needs (active
- * messages for descriptors, RMA for gets, wakeup so idle progress threads
- * sleep) and the UCX configuration they run with.
+ * messages for descriptors, RMA for gets, wakeup so idle threads sleep) and
+ * the UCX configuration they run with. Tagged and stream messaging are not
+ * requested: nothing here receives them, and UCX would keep every
+ * unexpected tagged message a peer sends until the process dies.
  *
  * <p>A JVM needs one; workers, memory registrations and endpoints hang off
  * it and must be closed before it.
@@ -94,7 +96,6 @@ public final class UcxContext implements Closeable {
     UcpParams params = new UcpParams()
         .requestAmFeature()
         .requestRmaFeature()
-        .requestTagFeature()
         .requestWakeupFeature()
         .setMtWorkersShared(false);
     for (Map.Entry<String, String> e : options.ucxConfig().entrySet()) {

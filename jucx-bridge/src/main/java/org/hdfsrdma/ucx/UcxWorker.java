@@ -1,152 +1,207 @@
 package org.hdfsrdma.ucx;
 
 import java.io.Closeable;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.LinkedHashSet;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.Callable;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 
 import org.openucx.jucx.UcxUtils;
-import org.openucx.jucx.ucp.UcpAmData;
-import org.openucx.jucx.ucp.UcpEndpoint;
 import org.openucx.jucx.ucp.UcpWorker;
 import org.openucx.jucx.ucp.UcpWorkerParams;
-import org.openucx.jucx.ucp.UcpConstants;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A UCX worker and the one thread that progresses it.
+ * A thread-safe UCX worker, the messages that arrive on it, and who waits
+ * for them.
  *
- * <p>UCX workers are not thread-safe in the mode we create them, so every
- * UCX call on this worker and its endpoints runs on the progress thread;
- * other threads hand work over with {@link #execute} or {@link #call}. When
- * there is nothing to progress the thread sleeps in the worker's event wait
- * (epoll on the transports' event fds), and {@link #execute} wakes it with
- * a signal: an idle worker uses no CPU. Over tcp UCX emulates get with
- * active messages, so the side that owns exposed memory must keep this
- * thread running for remote gets to complete.
+ * <p><b>Any thread may progress it.</b> The worker is created in UCX's
+ * multi-thread mode, so a client thread sends on its endpoints directly
+ * (no hand-over to another thread per packet), and a thread that waits for
+ * data of its own (a DataNode's BlockReceiver) progresses the worker itself:
+ * under load its next message is usually there already and it never sleeps;
+ * when it must sleep, it sleeps in the worker's own event wait and the
+ * peer's message wakes it directly. Such threads are {@linkplain Driver
+ * drivers}.
  *
- * <p>Nothing throws on the progress thread: task and callback failures are
- * logged and turned into failed futures.
+ * <p><b>One waiter at a time.</b> Only one thread may arm the worker and
+ * sleep on its event fd (UCX releases its lock during that sleep). A driver
+ * that finds the role taken parks; whoever then delivers its message, or
+ * leaves the role, unparks it. The worker's own progress thread takes the
+ * role only while no driver is registered (an idle DataNode, a client), so
+ * it sleeps until an event or {@link #signal()}: an idle worker uses no
+ * CPU. While drivers exist it only sweeps every {@value #SWEEP_MS} ms
+ * (progress once, promote a parked driver if nobody waits), so a driver
+ * stuck in a disk write cannot hold up the others for long. It also runs
+ * the control tasks handed to it with {@link #execute}.
  *
- * <p>Life cycle: construct, {@link #start()}, use, {@link #close()}. Closing
- * closes this worker's listeners and connections in reverse order of
- * creation, on the progress thread, then the UCX worker itself.
+ * <p><b>Messages.</b> Every active message of id {@link #MESSAGE_AM_ID} is
+ * handed to the {@link MessageHandler}, inside UCX's callback, on whichever
+ * thread is progressing; every other id the wire can carry has a handler
+ * that only counts it (UCX 1.13 indexes its handler table with the id from
+ * the wire unchecked, so a stray id must find an entry). Nothing throws out
+ * of the handler.
+ *
+ * <p>Life cycle: construct, {@link #start()}, use, {@link #close()}.
  */
 public final class UcxWorker implements Closeable {
 
   private static final Logger LOG = LoggerFactory.getLogger(UcxWorker.class);
 
-  /** Active message id of packet descriptors. */
-  static final int DESCRIPTOR_AM_ID = 0x4852;
+  /** Active message id of hdfs-rdma's messages ("HR"). */
+  public static final int MESSAGE_AM_ID = 0x4852;
 
-  /** How late past its deadline an operation may be failed. */
-  static final long DEADLINE_SWEEP_MS = 100;
+  /** The longest message a handler is given; longer ones are counted. */
+  public static final int MAX_MESSAGE_BYTES = 8192;
 
-  /** How long {@link #close()} waits for the progress thread. */
-  private static final long CLOSE_JOIN_MS = 30_000;
+  /** How often the progress thread sweeps while drivers exist. */
+  static final long SWEEP_MS = 10;
 
-  private enum State { NEW, RUNNING, CLOSING, CLOSED }
+  /** How often counted stray messages are reported, at most. */
+  private static final long REPORT_INTERVAL_MS = 10_000;
+
+  /** How long close() waits for drivers and the progress thread. */
+  private static final long CLOSE_WAIT_MS = 10_000;
+
+  /** A thread that progresses this worker while it waits for its data. */
+  public static final class Driver {
+    final Thread thread;
+    volatile boolean parked;
+    volatile boolean registered = true;
+
+    Driver(Thread thread) {
+      this.thread = thread;
+    }
+
+    /**
+     * Wakes the driver if it is parked waiting; for whoever delivers its
+     * data. No system call when it is not parked.
+     */
+    public void wake() {
+      if (parked) {
+        LockSupport.unpark(thread);
+      }
+    }
+  }
+
+  /** Whether what a driver waits for has arrived. Must not block. */
+  public interface Readiness {
+    boolean isReady();
+  }
 
   private final UcxContext context;
   private final String name;
   private final UcpWorker worker;
-  private final ConcurrentLinkedQueue<Runnable> tasks =
-      new ConcurrentLinkedQueue<Runnable>();
-  /** Listeners and connections, in creation order; progress thread only. */
-  private final LinkedHashSet<WorkerResource> resources =
-      new LinkedHashSet<WorkerResource>();
-  /** Endpoints by native handle, to map an AM reply endpoint to its owner. */
-  private final Map<Long, UcxConnection> connectionsByEndpoint =
-      new HashMap<Long, UcxConnection>();
-  private final AtomicLong wakeups = new AtomicLong();
-  private final AtomicLong progressCalls = new AtomicLong();
-  private final AtomicLong malformedDescriptors = new AtomicLong();
-  private final AtomicLong descriptorsReceived = new AtomicLong();
-  private final AtomicInteger opsWithDeadline = new AtomicInteger();
-
-  private volatile State state = State.NEW;
-  /** Guards {@link #signal()} from other threads against worker close. */
-  private final Object nativeLock = new Object();
-  private boolean nativeClosed;
-  private volatile boolean sleeping;
-  private volatile DescriptorHandler descriptorHandler;
-  private volatile int maxPacketBytes = 16 * 1024 * 1024;
-  private Thread thread;
-  private ScheduledThreadPoolExecutor timer;
-
-  /** Things owned by a worker and closed with it, on its progress thread. */
-  interface WorkerResource {
-    void closeOnProgressThread();
-  }
+  private final long handle;
+  private final int eventFd;
+  private final ByteBuffer scratch;
+  private final ByteBuffer counters;
+  private final long dispatchHandle;
+  private final AtomicReference<Thread> waiter = new AtomicReference<Thread>();
+  /** Registered drivers; copied on write (per block, not per packet). */
+  private volatile Driver[] drivers = new Driver[0];
+  /** Threads inside a native call on this worker; close() waits for 0. */
+  private final AtomicInteger inside = new AtomicInteger();
+  private final java.util.concurrent.ConcurrentLinkedQueue<Runnable> tasks =
+      new java.util.concurrent.ConcurrentLinkedQueue<Runnable>();
+  /** Endpoint closes UCX has not finished; drained before destroying. */
+  private final java.util.Set<org.openucx.jucx.ucp.UcpRequest> closes =
+      java.util.Collections.newSetFromMap(new java.util.concurrent
+          .ConcurrentHashMap<org.openucx.jucx.ucp.UcpRequest, Boolean>());
+  private final AtomicLong sleeps = new AtomicLong();
+  private final AtomicLong promotions = new AtomicLong();
+  private volatile MessageHandler handler;
+  private volatile boolean closing;
+  private boolean closed;
+  private Thread progressThread;
+  private long lastReportNanos = System.nanoTime();
+  private long reportedForeign;
+  private long reportedOversized;
 
   /**
-   * Creates the UCX worker. No thread is started until {@link #start()}.
+   * Creates the worker and installs its message handlers. No thread runs
+   * until {@link #start()}.
    *
    * @throws UcxUnavailableException when UCX cannot create the worker
    */
   public UcxWorker(UcxContext context, String name)
       throws UcxUnavailableException {
-    this(context, name, newUcpWorker(context, name));
-  }
-
-  /** Wraps an existing UCX worker; tests inject faults through this. */
-  UcxWorker(UcxContext context, String name, UcpWorker worker) {
+    NativeUcx.ensureBound();
     this.context = context;
     this.name = name;
-    this.worker = worker;
-    context.retain();
-  }
-
-  private static UcpWorker newUcpWorker(UcxContext context, String name)
-      throws UcxUnavailableException {
+    UcpWorker w;
     try {
-      return context.ucp().newWorker(new UcpWorkerParams()
-          .requestWakeupRMA()
-          .requestWakeupTagSend()
-          .requestWakeupTagRecv()
+      w = context.ucp().newWorker(new UcpWorkerParams()
+          .requestThreadSafety()
+          .requestWakeupRX()
           .requestWakeupTX()
-          .requestWakeupRX());
+          .requestWakeupRMA());
     } catch (RuntimeException e) {
       throw new UcxUnavailableException("cannot create UCX worker " + name
           + ": " + e.getMessage(), e);
+    }
+    long dispatch = 0;
+    try {
+      this.handle = w.getNativeId();
+      int fd = NativeUcx.eventFd(handle);
+      if (fd < 0) {
+        throw new UcxUnavailableException("UCX worker " + name
+            + " has no event fd: " + NativeUcx.describe(fd));
+      }
+      this.eventFd = fd;
+      this.scratch = ByteBuffer.allocateDirect(MAX_MESSAGE_BYTES)
+          .order(ByteOrder.BIG_ENDIAN);
+      this.counters = ByteBuffer.allocateDirect(8 * NativeUcx.COUNTER_COUNT)
+          .order(ByteOrder.nativeOrder());
+      dispatch = NativeUcx.installHandlers(handle, MESSAGE_AM_ID,
+          new Dispatcher(), UcxUtils.getAddress(scratch), MAX_MESSAGE_BYTES,
+          UcxUtils.getAddress(counters));
+      if (dispatch <= 0) {
+        throw new UcxUnavailableException("cannot install the message"
+            + " handlers of UCX worker " + name + ": "
+            + NativeUcx.describe((int) dispatch));
+      }
+    } catch (UcxUnavailableException | RuntimeException | Error e) {
+      w.close();
+      throw e;
+    }
+    this.worker = w;
+    this.dispatchHandle = dispatch;
+    context.retain();
+  }
+
+  /** The upcall target of the native handler; never throws. */
+  private final class Dispatcher {
+    @SuppressWarnings("unused") // called from native code
+    void onMessage(int length, long replyEndpoint) {
+      MessageHandler h = handler;
+      if (h == null) {
+        return;
+      }
+      try {
+        h.onMessage(scratch, length, replyEndpoint);
+      } catch (Throwable t) {
+        LOG.error("Message handler of UCX worker {} failed", name, t);
+      }
     }
   }
 
   /** Starts the progress thread. */
   public synchronized UcxWorker start() {
-    if (state != State.NEW) {
-      throw new IllegalStateException("worker " + name + " is " + state);
+    if (progressThread != null || closed) {
+      throw new IllegalStateException("worker " + name + " already started"
+          + " or closed");
     }
-    timer = new ScheduledThreadPoolExecutor(1, daemonThreads(name + "-timer"));
-    timer.scheduleAtFixedRate(this::sweepDeadlinesSoon, DEADLINE_SWEEP_MS,
-        DEADLINE_SWEEP_MS, TimeUnit.MILLISECONDS);
-    worker.setAmRecvHandler(DESCRIPTOR_AM_ID, this::onDescriptorMessage,
-        UcpConstants.UCP_AM_FLAG_WHOLE_MSG);
-    thread = daemonThreads(name + "-progress").newThread(this::run);
-    state = State.RUNNING;
-    thread.start();
+    progressThread = new Thread(this::run, name + "-progress");
+    progressThread.setDaemon(true);
+    progressThread.start();
     return this;
-  }
-
-  private static ThreadFactory daemonThreads(final String threadName) {
-    return r -> {
-      Thread t = new Thread(r, threadName);
-      t.setDaemon(true);
-      return t;
-    };
   }
 
   /** The context this worker belongs to. */
@@ -159,419 +214,430 @@ public final class UcxWorker implements Closeable {
     return name;
   }
 
-  /**
-   * Receives every valid descriptor that arrives on this worker's
-   * connections, and every rejected one. Called on the progress thread.
-   */
-  public void setDescriptorHandler(DescriptorHandler handler) {
-    this.descriptorHandler = handler;
-  }
-
-  /** The largest packet a received descriptor may describe. */
-  public void setMaxPacketBytes(int bytes) {
-    this.maxPacketBytes = bytes;
-  }
-
-  public int maxPacketBytes() {
-    return maxPacketBytes;
-  }
-
-  /** True on this worker's progress thread. */
-  public boolean inProgressThread() {
-    return Thread.currentThread() == thread;
-  }
-
-  /** True between {@link #start()} and {@link #close()}. */
-  public boolean isRunning() {
-    return state == State.RUNNING;
-  }
-
-  /**
-   * Runs {@code task} on the progress thread: inline when called there,
-   * otherwise queued and the thread woken.
-   *
-   * @throws IllegalStateException when the worker is not running
-   */
-  public void execute(Runnable task) {
-    if (inProgressThread()) {
-      runSafely(task);
-      return;
-    }
-    if (state != State.RUNNING) {
-      throw new IllegalStateException("UCX worker " + name + " is " + state);
-    }
-    tasks.add(task);
-    if (state != State.RUNNING && tasks.remove(task)) {
-      // Lost a race with close(): nobody will run the task any more.
-      throw new IllegalStateException("UCX worker " + name + " is " + state);
-    }
-    if (sleeping) {
-      wakeups.incrementAndGet();
-      signal();
-    }
-  }
-
-  /**
-   * Runs {@code task} on the progress thread after what it is doing now,
-   * even when called from the progress thread: for work started from a
-   * completion callback, which may itself complete inline (a get of
-   * shared memory does) and would otherwise recurse without bound.
-   */
-  public void executeLater(Runnable task) {
-    if (state != State.RUNNING) {
-      throw new IllegalStateException("UCX worker " + name + " is " + state);
-    }
-    tasks.add(task);
-    if (state != State.RUNNING && tasks.remove(task)) {
-      throw new IllegalStateException("UCX worker " + name + " is " + state);
-    }
-    if (!inProgressThread() && sleeping) {
-      wakeups.incrementAndGet();
-      signal();
-    }
-  }
-
-  /** Wakes the progress thread; never touches a destroyed worker. */
-  private void signal() {
-    synchronized (nativeLock) {
-      if (!nativeClosed) {
-        worker.signal();
-      }
-    }
-  }
-
-  /**
-   * Runs {@code task} on the progress thread and completes the returned
-   * future with its result or its failure. Never throws.
-   */
-  public <T> CompletableFuture<T> call(Callable<T> task) {
-    CompletableFuture<T> result = new CompletableFuture<T>();
-    try {
-      execute(() -> {
-        try {
-          result.complete(task.call());
-        } catch (Throwable t) {
-          result.completeExceptionally(t);
-        }
-      });
-    } catch (IllegalStateException e) {
-      result.completeExceptionally(e);
-    }
-    return result;
-  }
-
-  /** An operation with a deadline started on this worker. */
-  void deadlineAdded() {
-    opsWithDeadline.incrementAndGet();
-  }
-
-  /** An operation with a deadline finished. */
-  void deadlineDone() {
-    opsWithDeadline.decrementAndGet();
-  }
-
-  /**
-   * Runs on the timer thread every {@link #DEADLINE_SWEEP_MS}: wakes the
-   * progress thread to expire overdue operations, but only when some are
-   * pending, so an idle worker stays asleep. One sweep instead of a timer
-   * per operation keeps the per-packet cost to two counter updates.
-   */
-  private void sweepDeadlinesSoon() {
-    if (opsWithDeadline.get() > 0 && state == State.RUNNING) {
-      try {
-        execute(this::sweepDeadlines);
-      } catch (IllegalStateException e) {
-        // Closing: the close path fails what is still pending.
-      }
-    }
-  }
-
-  private void sweepDeadlines() {
-    long now = System.nanoTime();
-    for (WorkerResource resource : new ArrayList<WorkerResource>(resources)) {
-      if (resource instanceof UcxConnection) {
-        ((UcxConnection) resource).expireOverdue(now);
-      }
-    }
-  }
-
+  /** The JUCX worker, for the control path (endpoints). */
   UcpWorker ucp() {
     return worker;
   }
 
+  /** The ucp_worker_h. */
+  long handle() {
+    return handle;
+  }
+
   /**
-   * Closes a listener or connection of this worker on the progress thread
-   * and waits, bounded, for it to be done. When the worker is already
-   * closing, the worker closes the resource itself.
+   * This worker's UCX address: what a peer needs to connect to it. It names
+   * the worker's transports (shared-memory segment ids, device addresses);
+   * it carries no secret.
    */
-  void closeOnProgressThread(WorkerResource resource) {
-    if (inProgressThread()) {
-      resource.closeOnProgressThread();
-      return;
-    }
-    try {
-      call(() -> {
-        resource.closeOnProgressThread();
-        return null;
-      }).get(CLOSE_JOIN_MS, TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } catch (ExecutionException | TimeoutException e) {
-      LOG.debug("Closing {} through UCX worker {}: {}", resource, name,
-          e.toString());
-    }
+  public byte[] address() {
+    ByteBuffer a = worker.getAddress();
+    byte[] copy = new byte[a.remaining()];
+    a.duplicate().get(copy);
+    return copy;
   }
 
-  void register(WorkerResource resource) {
-    resources.add(resource);
+  /**
+   * Receives every message of id {@link #MESSAGE_AM_ID}, inside UCX's
+   * callback, on whichever thread progresses the worker.
+   */
+  public void setMessageHandler(MessageHandler handler) {
+    this.handler = handler;
   }
 
-  void unregister(WorkerResource resource) {
-    resources.remove(resource);
+  /** True between construction and {@link #close()}. */
+  public boolean isRunning() {
+    return !closing;
   }
 
-  void mapEndpoint(long handle, UcxConnection connection) {
-    connectionsByEndpoint.put(handle, connection);
+  /** True when called on this worker's own progress thread. */
+  public boolean inProgressThread() {
+    return Thread.currentThread() == progressThread;
   }
 
-  void unmapEndpoint(long handle) {
-    connectionsByEndpoint.remove(handle);
-  }
-
-  /** Times the progress thread was woken by a signal. */
-  public long wakeups() {
-    return wakeups.get();
-  }
-
-  /** Calls of the UCX progress function. */
-  public long progressCalls() {
-    return progressCalls.get();
-  }
-
-  /** Valid descriptors received on this worker. */
-  public long descriptorsReceived() {
-    return descriptorsReceived.get();
-  }
-
-  /** Descriptor messages rejected by validation. */
-  public long malformedDescriptors() {
-    return malformedDescriptors.get();
-  }
-
-  /** The progress thread's CPU identity, for tests and diagnostics. */
+  /** The progress thread, for tests and diagnostics. */
   public Thread progressThread() {
-    return thread;
+    return progressThread;
   }
 
-  /** UCX's own description of this worker (transports, config), if known. */
-  public CompletableFuture<String> describe() {
-    return call(() -> NativeIntrospection.workerInfo(
-        worker.getNativeId()));
+  /**
+   * An endpoint close UCX must finish before the worker is destroyed (UCX
+   * 1.13 aborts when a worker is destroyed under a pending endpoint close).
+   */
+  void completeBeforeDestroy(org.openucx.jucx.ucp.UcpRequest request) {
+    closes.add(request);
   }
 
-  private void run() {
-    LOG.debug("UCX worker {} progress thread started", name);
-    try {
-      while (state == State.RUNNING) {
-        runTasks();
-        if (progress() == 0 && tasks.isEmpty()) {
-          sleep();
-        }
+  /**
+   * Runs {@code task} on this worker's progress thread, soon: for control
+   * work a message handler must not do inside UCX's callback (creating an
+   * endpoint). Never throws; a task that throws is logged.
+   *
+   * @throws IllegalStateException when the worker is closed
+   */
+  public void execute(Runnable task) {
+    if (closing) {
+      throw new IllegalStateException("UCX worker " + name + " is closed");
+    }
+    tasks.add(task);
+    Thread t = progressThread;
+    if (t != null) {
+      LockSupport.unpark(t);
+      if (waiter.get() == t) {
+        signal();
       }
-    } catch (Throwable t) {
-      LOG.error("UCX worker {} progress thread failed; closing it", name, t);
-    } finally {
-      shutdownOnProgressThread();
     }
   }
 
   private void runTasks() {
     Runnable task;
     while ((task = tasks.poll()) != null) {
-      runSafely(task);
-    }
-  }
-
-  private void runSafely(Runnable task) {
-    try {
-      task.run();
-    } catch (Throwable t) {
-      LOG.error("Task on UCX worker {} failed", name, t);
-    }
-  }
-
-  private int progress() {
-    int events = 0;
-    try {
-      int n;
-      do {
-        progressCalls.incrementAndGet();
-        n = worker.progress();
-        events += n;
-      } while (n != 0 && events < 1024);
-    } catch (Throwable t) {
-      LOG.error("UCX worker {} progress failed", name, t);
-    }
-    return events;
-  }
-
-  private void sleep() {
-    sleeping = true;
-    try {
-      // A task queued after the check above signals the worker, and the
-      // signal makes the wait return at once: no wakeup is lost.
-      if (tasks.isEmpty() && state == State.RUNNING) {
-        worker.waitForEvents();
-      }
-    } catch (Throwable t) {
-      LOG.warn("UCX worker {} event wait failed; backing off", name, t);
       try {
-        Thread.sleep(1);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
+        task.run();
+      } catch (Throwable e) {
+        LOG.error("Task on UCX worker {} failed", name, e);
+      }
+    }
+  }
+
+  // ------------------------------------------------------------- progress
+
+  /**
+   * Progresses the worker once on the calling thread: completions and
+   * message handlers run here. Returns the number of events, 0 when the
+   * worker is closing.
+   */
+  public int progress() {
+    if (!enter()) {
+      return 0;
+    }
+    try {
+      return NativeUcx.progress(handle);
+    } finally {
+      inside.decrementAndGet();
+    }
+  }
+
+  /** Wakes whichever thread sleeps in the worker's event wait. */
+  public void signal() {
+    if (!enter()) {
+      return;
+    }
+    try {
+      NativeUcx.signal(handle);
+    } finally {
+      inside.decrementAndGet();
+    }
+  }
+
+  private boolean enter() {
+    inside.incrementAndGet();
+    if (closing) {
+      inside.decrementAndGet();
+      return false;
+    }
+    return true;
+  }
+
+  /**
+   * Registers the calling thread as a driver of this worker (for one
+   * block, say). The progress thread then stops taking the waiter role.
+   */
+  public Driver registerDriver() {
+    Driver d = new Driver(Thread.currentThread());
+    synchronized (this) {
+      Driver[] next = Arrays.copyOf(drivers, drivers.length + 1);
+      next[next.length - 1] = d;
+      drivers = next;
+    }
+    // The progress thread may be asleep in the waiter role: make it leave.
+    if (waiter.get() == progressThread) {
+      signal();
+    }
+    return d;
+  }
+
+  /** Unregisters a driver; idempotent. */
+  public void unregisterDriver(Driver d) {
+    if (!d.registered) {
+      return;
+    }
+    d.registered = false;
+    boolean none;
+    synchronized (this) {
+      Driver[] cur = drivers;
+      int i = Arrays.asList(cur).indexOf(d);
+      if (i < 0) {
+        return;
+      }
+      Driver[] next = new Driver[cur.length - 1];
+      System.arraycopy(cur, 0, next, 0, i);
+      System.arraycopy(cur, i + 1, next, i, cur.length - i - 1);
+      drivers = next;
+      none = next.length == 0;
+    }
+    promoteParked(d);
+    if (none && progressThread != null) {
+      // Back to waiting for events instead of sweeping.
+      LockSupport.unpark(progressThread);
+    }
+  }
+
+  /**
+   * Drives the worker from the calling thread (a registered driver) until
+   * {@code ready} says so or {@code timeoutNanos} passes: progress, and when
+   * nothing arrived, sleep in the worker's event wait if nobody else does,
+   * or park until woken. Returns {@code ready.isReady()}. Allocates nothing.
+   */
+  public boolean drive(Driver d, Readiness ready, long timeoutNanos) {
+    long deadline = System.nanoTime() + timeoutNanos;
+    boolean waited = false;
+    try {
+      while (true) {
+        if (ready.isReady()) {
+          return true;
+        }
+        if (closing) {
+          return false;
+        }
+        progress();
+        if (ready.isReady()) {
+          return true;
+        }
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return false;
+        }
+        if (waiter.compareAndSet(null, d.thread)) {
+          waited = true;
+          try {
+            if (enter()) {
+              try {
+                sleeps.incrementAndGet();
+                NativeUcx.waitEvents(handle, eventFd, (int) Math.max(1,
+                    Math.min(Integer.MAX_VALUE,
+                        TimeUnit.NANOSECONDS.toMillis(left))));
+              } finally {
+                inside.decrementAndGet();
+              }
+            }
+          } finally {
+            waiter.set(null);
+          }
+        } else {
+          d.parked = true;
+          // Either the waiter sees this flag when it leaves the role, or
+          // this thread sees the role vacant: no wake-up is lost.
+          if (waiter.get() != null && !ready.isReady()) {
+            LockSupport.parkNanos(this, left);
+          }
+          d.parked = false;
+        }
       }
     } finally {
-      sleeping = false;
+      if (waited) {
+        promoteParked(d);
+      }
     }
   }
 
   /**
-   * Called by UCX on the progress thread for each descriptor message. Copies
-   * the bytes out (they are valid only during this call) and validates them.
+   * When nobody holds the waiter role, unparks one parked driver other than
+   * {@code except} so that someone watches the worker's events.
    */
-  private int onDescriptorMessage(long headerAddress, long headerLength,
-      UcpAmData data, UcpEndpoint replyEndpoint) {
-    try {
-      UcxConnection from = replyEndpoint == null ? null
-          : connectionsByEndpoint.get(replyEndpoint.getNativeId());
-      DescriptorHandler handler = descriptorHandler;
-      if (from == null || handler == null) {
-        malformedDescriptors.incrementAndGet();
-        LOG.warn("UCX worker {} dropped a descriptor from an unknown endpoint"
-            + " or with no handler installed", name);
-        return 0;
-      }
-      long length = data.getLength();
-      if (!data.isDataValid() || length > PacketDescriptor.MAX_LENGTH) {
-        rejected(handler, from, new MalformedDescriptorException(
-            "descriptor message of " + length + " bytes exceeds "
-            + PacketDescriptor.MAX_LENGTH));
-        return 0;
-      }
-      java.nio.ByteBuffer copy = java.nio.ByteBuffer.allocate((int) length);
-      if (length > 0) {
-        copy.put(UcxUtils.getByteBufferView(data.getDataAddress(), length));
-      }
-      PacketDescriptor descriptor = new PacketDescriptor()
-          .wrap(copy, 0, (int) length);
-      try {
-        descriptor.validate(maxPacketBytes);
-      } catch (MalformedDescriptorException e) {
-        rejected(handler, from, e);
-        return 0;
-      }
-      descriptorsReceived.incrementAndGet();
-      handler.onDescriptor(from, descriptor);
-    } catch (Throwable t) {
-      LOG.error("Descriptor handler on UCX worker {} failed", name, t);
+  private void promoteParked(Driver except) {
+    if (waiter.get() != null) {
+      return;
     }
-    return 0; // UCS_OK: UCX may release the message
+    for (Driver o : drivers) {
+      if (o != except && o.parked) {
+        promotions.incrementAndGet();
+        LockSupport.unpark(o.thread);
+        return;
+      }
+    }
   }
 
-  private void rejected(DescriptorHandler handler, UcxConnection from,
-      MalformedDescriptorException e) {
-    malformedDescriptors.incrementAndGet();
-    LOG.warn("Rejected a descriptor from {}: {}", from.peer(), e.getMessage());
+  private void run() {
+    LOG.debug("UCX worker {} progress thread started", name);
     try {
-      handler.onMalformed(from, e);
+      while (!closing) {
+        runTasks();
+        if (progress() > 0) {
+          continue;
+        }
+        reportStrayMessages();
+        if (drivers.length == 0) {
+          if (waiter.compareAndSet(null, progressThread)) {
+            try {
+              if (drivers.length == 0 && tasks.isEmpty() && enter()) {
+                try {
+                  sleeps.incrementAndGet();
+                  NativeUcx.waitEvents(handle, eventFd, -1);
+                } finally {
+                  inside.decrementAndGet();
+                }
+              }
+            } finally {
+              waiter.set(null);
+            }
+          } else {
+            LockSupport.parkNanos(this,
+                TimeUnit.MILLISECONDS.toNanos(SWEEP_MS));
+          }
+        } else {
+          promoteParked(null);
+          LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(SWEEP_MS));
+        }
+      }
     } catch (Throwable t) {
-      LOG.error("Descriptor handler on UCX worker {} failed", name, t);
+      LOG.error("UCX worker {} progress thread failed", name, t);
     }
+    LOG.debug("UCX worker {} progress thread ends after {} sleeps", name,
+        sleeps.get());
+  }
+
+  // ------------------------------------------------------------- counters
+
+  private long counter(int index) {
+    return counters.getLong(8 * index);
+  }
+
+  /** Messages handed to the message handler. */
+  public long messagesDelivered() {
+    return counter(NativeUcx.COUNTER_DELIVERED);
+  }
+
+  /** Messages with an active-message id nobody registered. */
+  public long strayMessages() {
+    return counter(NativeUcx.COUNTER_FOREIGN);
   }
 
   /**
-   * Stops the progress thread, closing this worker's listeners and
-   * connections first. Idempotent; safe from any thread.
+   * Messages of our id refused before the handler: longer than
+   * {@link #MAX_MESSAGE_BYTES}, with a user header, or offered by
+   * rendezvous.
+   */
+  public long oversizedMessages() {
+    return counter(NativeUcx.COUNTER_OVERSIZED)
+        + counter(NativeUcx.COUNTER_RENDEZVOUS);
+  }
+
+  /** Times a thread slept in the worker's event wait. */
+  public long sleeps() {
+    return sleeps.get();
+  }
+
+  /** Times a parked driver was woken to take the waiter role. */
+  public long promotions() {
+    return promotions.get();
+  }
+
+  /** Logs stray and refused messages, at most every 10 s; progress thread. */
+  private void reportStrayMessages() {
+    long now = System.nanoTime();
+    if (now - lastReportNanos < TimeUnit.MILLISECONDS.toNanos(
+        REPORT_INTERVAL_MS)) {
+      return;
+    }
+    lastReportNanos = now;
+    long stray = strayMessages();
+    long oversized = oversizedMessages();
+    if (stray != reportedForeign || oversized != reportedOversized) {
+      LOG.warn("UCX worker {} dropped {} message(s) with an unregistered"
+          + " active-message id and {} oversized or rendezvous message(s)"
+          + " in the last {} s (totals {} and {})", name,
+          stray - reportedForeign, oversized - reportedOversized,
+          REPORT_INTERVAL_MS / 1000, stray, oversized);
+      reportedForeign = stray;
+      reportedOversized = oversized;
+    }
+  }
+
+  /** UCX's own description of this worker (transports, config). */
+  public CompletableFuture<String> describe() {
+    CompletableFuture<String> f = new CompletableFuture<String>();
+    if (!enter()) {
+      f.completeExceptionally(new IllegalStateException("worker " + name
+          + " is closed"));
+      return f;
+    }
+    try {
+      f.complete(NativeIntrospection.workerInfo(handle));
+    } catch (Throwable t) {
+      f.completeExceptionally(t);
+    } finally {
+      inside.decrementAndGet();
+    }
+    return f;
+  }
+
+  /**
+   * Stops the progress thread and destroys the UCX worker once no thread is
+   * inside it. Endpoints of this worker must be closed first. Idempotent.
+   * If a thread stays inside the worker past the wait, the native worker is
+   * left allocated rather than freed under it.
    */
   @Override
   public void close() {
-    Thread progressThread;
+    Thread t;
     synchronized (this) {
-      if (state == State.CLOSED || state == State.CLOSING) {
-        progressThread = thread;
-      } else if (state == State.NEW) {
-        state = State.CLOSED;
-        closeNative();
+      if (closed) {
         return;
-      } else {
-        state = State.CLOSING;
-        progressThread = thread;
-        signal();
       }
+      closed = true;
+      t = progressThread;
     }
-    if (progressThread != null && progressThread != Thread.currentThread()) {
+    closing = true;
+    NativeUcx.signal(handle);
+    for (Driver d : drivers) {
+      LockSupport.unpark(d.thread);
+    }
+    if (t != null && t != Thread.currentThread()) {
       try {
-        progressThread.join(CLOSE_JOIN_MS);
+        t.join(CLOSE_WAIT_MS);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
-      if (progressThread.isAlive()) {
-        LOG.error("UCX worker {} progress thread did not stop within {} ms",
-            name, CLOSE_JOIN_MS);
-      }
     }
-  }
-
-  private void shutdownOnProgressThread() {
-    synchronized (this) {
-      state = State.CLOSING;
+    long deadline = System.nanoTime()
+        + TimeUnit.MILLISECONDS.toNanos(CLOSE_WAIT_MS);
+    while (inside.get() != 0 && System.nanoTime() < deadline) {
+      NativeUcx.signal(handle);
+      Thread.yield();
     }
-    runTasks();
-    List<WorkerResource> reverse = new ArrayList<WorkerResource>(resources);
-    for (int i = reverse.size() - 1; i >= 0; i--) {
-      try {
-        reverse.get(i).closeOnProgressThread();
-      } catch (Throwable t) {
-        LOG.warn("Closing a resource of UCX worker {} failed", name, t);
-      }
+    if (inside.get() != 0 || (t != null && t.isAlive())) {
+      LOG.error("UCX worker {}: a thread is still inside it after {} ms;"
+          + " leaving it allocated rather than free it under that thread",
+          name, CLOSE_WAIT_MS);
+      return;
     }
-    resources.clear();
-    // Let forced endpoint closes and their callbacks run to completion.
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
-    while (progress() != 0 && System.nanoTime() < deadline) {
-      runTasks();
+    // Let pending endpoint closes finish (the progress thread has stopped).
+    deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(
+        CLOSE_WAIT_MS);
+    closes.removeIf(org.openucx.jucx.ucp.UcpRequest::isCompleted);
+    while (!closes.isEmpty() && System.nanoTime() < deadline) {
+      NativeUcx.progress(handle);
+      closes.removeIf(org.openucx.jucx.ucp.UcpRequest::isCompleted);
     }
-    runTasks();
-    // Tasks queued from now on are refused by execute().
-    state = State.CLOSED;
-    runTasks();
+    if (!closes.isEmpty()) {
+      LOG.error("UCX worker {}: {} endpoint close(s) did not finish in {} ms;"
+          + " leaving the worker allocated rather than abort", name,
+          closes.size(), CLOSE_WAIT_MS);
+      return;
+    }
     try {
-      worker.removeAmRecvHandler(DESCRIPTOR_AM_ID);
-    } catch (Throwable t) {
-      LOG.debug("Removing the descriptor handler of {} failed", name, t);
+      worker.close();
+      NativeUcx.releaseHandlers(dispatchHandle);
+    } catch (Throwable e) {
+      LOG.warn("Closing UCX worker {} failed", name, e);
+    } finally {
+      context.release();
     }
-    closeNative();
-    timer.shutdownNow();
-    LOG.debug("UCX worker {} closed after {} wakeups", name, wakeups.get());
-  }
-
-  private void closeNative() {
-    synchronized (nativeLock) {
-      if (nativeClosed) {
-        return;
-      }
-      nativeClosed = true;
-      try {
-        worker.close();
-        context.release();
-      } catch (Throwable t) {
-        LOG.warn("Closing UCX worker {} failed", name, t);
-      }
-    }
+    LOG.debug("UCX worker {} closed after {} sleeps", name, sleeps.get());
   }
 
   @Override
   public String toString() {
-    return "UcxWorker(" + name + ", " + state + ")";
+    return "UcxWorker(" + name + (closing ? ", closed" : "") + ")";
   }
 }

@@ -8,11 +8,11 @@ import org.hdfsrdma.hadoop.UcxRuntime;
 import org.hdfsrdma.ucx.UcxUnavailableException;
 
 /**
- * Whether a client writes with the UCX data path, decided once per
- * DFSClient configuration: it must be switched on, UCX must be usable in
- * this JVM, and no data-transfer encryption or SASL integrity/privacy may
- * be configured (UCX gives no such protection). Each reason to stay on
- * TCP is logged once.
+ * Whether a client writes with the UCX data path, decided once per stream
+ * (never per packet): it must be switched on, UCX must be usable in this
+ * JVM, and no data-transfer encryption or SASL integrity/privacy may be
+ * configured (UCX gives no such protection). Each reason to stay on TCP is
+ * logged once.
  */
 @InterfaceAudience.Private
 final class UcxClients {

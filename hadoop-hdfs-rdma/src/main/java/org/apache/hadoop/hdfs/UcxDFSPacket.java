@@ -30,11 +30,11 @@ import org.apache.hadoop.hdfs.protocol.HdfsConstants;
 import org.apache.hadoop.hdfs.protocol.datatransfer.PacketHeader;
 import org.apache.hadoop.hdfs.util.ByteArrayManager;
 import org.hdfsrdma.hadoop.PacketPhaseTimes;
-import org.hdfsrdma.ucx.RegisteredBuffer;
+import org.hdfsrdma.ucx.RegisteredBufferPool;
 
 /**
- * A {@link DFSPacket} whose checksums and data live in a leased
- * {@link RegisteredBuffer}: UCX-registered direct memory that a DataNode
+ * A {@link DFSPacket} whose checksums and data live in a buffer leased from
+ * a {@link RegisteredBufferPool}: UCX-registered memory that a DataNode
  * reads with a one-sided get, so the user's bytes are copied once (into
  * registered memory) exactly as stock copies them once into its byte[].
  *
@@ -77,12 +77,15 @@ class UcxDFSPacket extends DFSPacket {
   /** Heap copy of a packet for the TCP fallback, reused per thread. */
   private static final ThreadLocal<byte[]> SCRATCH = new ThreadLocal<byte[]>();
 
-  private final RegisteredBuffer lease;
+  private final RegisteredBufferPool pool;
+  private final long lease;
   private UcxPackets.LeaseReference tracker;
   private long sentNanos;
   private PacketPhaseTimes timesOnAck;
-  /** This packet's view of the lease; null once released. */
+  /** The lease's buffer (its pool's view); null once released. */
   private ByteBuffer mem;
+  /** Native address of the lease's first byte. */
+  private final long address;
   /** Stock's buf.length: header room plus packetSize. */
   private final int capacity;
   private final long offsetInBlock;
@@ -100,26 +103,29 @@ class UcxDFSPacket extends DFSPacket {
    * Creates an empty packet in {@code lease}, which it owns from now on and
    * returns to its pool in {@link #releaseBuffer}.
    *
-   * @param lease registered memory of at least
+   * @param pool the pool {@code lease} came from
+   * @param lease a token of {@code pool}, for a buffer of at least
    *     {@code PKT_MAX_HEADER_LEN + packetSize} bytes
    * @param packetSize checksums plus data the packet may hold, as given to
    *     {@code DFSOutputStream.createPacket}
    * @throws IllegalArgumentException when the lease is too small
    */
-  UcxDFSPacket(RegisteredBuffer lease, int packetSize, int chunksPerPkt,
-      long offsetInBlock, long seqno, int checksumSize,
+  UcxDFSPacket(RegisteredBufferPool pool, long lease, int packetSize,
+      int chunksPerPkt, long offsetInBlock, long seqno, int checksumSize,
       boolean lastPacketInBlock) {
     super(UNUSED_HEAP_BUFFER, chunksPerPkt, offsetInBlock, seqno,
         checksumSize, lastPacketInBlock);
     this.capacity = PacketHeader.PKT_MAX_HEADER_LEN + packetSize;
-    if (packetSize < 0 || lease.capacity() < capacity) {
+    if (packetSize < 0 || pool.bufferSize() < capacity) {
       throw new IllegalArgumentException("registered buffer of "
-          + lease.capacity() + " bytes cannot hold a packet of " + packetSize
+          + pool.bufferSize() + " bytes cannot hold a packet of " + packetSize
           + " bytes plus " + PacketHeader.PKT_MAX_HEADER_LEN
           + " bytes of header");
     }
+    this.pool = pool;
     this.lease = lease;
-    this.mem = lease.buffer();
+    this.mem = pool.buffer(lease);
+    this.address = pool.address(lease);
     this.offsetInBlock = offsetInBlock;
     this.checksumStart = PacketHeader.PKT_MAX_HEADER_LEN;
     this.checksumPos = checksumStart;
@@ -198,18 +204,30 @@ class UcxDFSPacket extends DFSPacket {
 
   /**
    * Makes checksums and data contiguous in registered memory (the move
-   * {@link #writeTo} makes) and says where they are, for a descriptor a
-   * DataNode gets them with. Idempotent; the packet must not be written to
-   * afterwards (as after stock's writeTo). The region stays valid until
-   * {@link #releaseBuffer}; a DataNode may read it until then.
+   * {@link #writeTo} makes), for a descriptor a DataNode gets them with.
+   * Idempotent; the packet must not be written to afterwards (as after
+   * stock's writeTo). The bytes stay valid until {@link #releaseBuffer}; a
+   * DataNode may read them until then. Then {@link #getAddress},
+   * {@link #getChecksumLength} and {@link #getDataLength} say where they are.
    *
    * @throws ClosedChannelException when the buffer was released
    */
-  public synchronized GetRegion prepareForGet() throws ClosedChannelException {
+  public synchronized void prepareForGet() throws ClosedChannelException {
     checkBuffer();
     moveChecksums();
-    return new GetRegion(lease, checksumStart, checksumPos - checksumStart,
-        dataPos - dataStart);
+  }
+
+  /** Native address of the first checksum byte (after prepareForGet). */
+  synchronized long getAddress() {
+    return address + checksumStart;
+  }
+
+  synchronized int getChecksumLength() {
+    return checksumPos - checksumStart;
+  }
+
+  synchronized int getDataLength() {
+    return dataPos - dataStart;
   }
 
   /**
@@ -261,7 +279,7 @@ class UcxDFSPacket extends DFSPacket {
   @Override
   synchronized void releaseBuffer(ByteArrayManager bam) {
     mem = null;
-    lease.release();
+    pool.release(lease);
     if (tracker != null) {
       tracker.forget();
       tracker = null;
@@ -297,10 +315,15 @@ class UcxDFSPacket extends DFSPacket {
     return syncBlock;
   }
 
-  /** The registered buffer this packet was created in. */
+  /** The pool token of the registered buffer this packet was created in. */
   @VisibleForTesting
-  RegisteredBuffer lease() {
+  long lease() {
     return lease;
+  }
+
+  /** The pool the packet's buffer belongs to. */
+  RegisteredBufferPool pool() {
+    return pool;
   }
 
   /** Whether {@link #releaseBuffer} has returned the registered buffer. */
@@ -352,59 +375,5 @@ class UcxDFSPacket extends DFSPacket {
       SCRATCH.set(scratch);
     }
     return scratch;
-  }
-
-  /**
-   * Where a prepared packet's checksums and data are, contiguous, in
-   * registered memory: what a descriptor announces to the DataNodes.
-   */
-  public static final class GetRegion {
-    private final RegisteredBuffer buffer;
-    private final int offset;
-    private final int checksumLength;
-    private final int dataLength;
-
-    GetRegion(RegisteredBuffer buffer, int offset, int checksumLength,
-        int dataLength) {
-      this.buffer = buffer;
-      this.offset = offset;
-      this.checksumLength = checksumLength;
-      this.dataLength = dataLength;
-    }
-
-    /** The lease holding the packet (region id, bounds, remote key). */
-    public RegisteredBuffer buffer() {
-      return buffer;
-    }
-
-    /** Native address of the first checksum byte. */
-    public long address() {
-      return buffer.address() + offset;
-    }
-
-    /** Offset of the first checksum byte in {@link #buffer()}. */
-    public int offset() {
-      return offset;
-    }
-
-    public int checksumLength() {
-      return checksumLength;
-    }
-
-    public int dataLength() {
-      return dataLength;
-    }
-
-    /** Checksums plus data: the bytes a get fetches from {@link #address}. */
-    public int length() {
-      return checksumLength + dataLength;
-    }
-
-    @Override
-    public String toString() {
-      return "GetRegion(address 0x" + Long.toHexString(address())
-          + ", checksums " + checksumLength + " B, data " + dataLength
-          + " B)";
-    }
   }
 }

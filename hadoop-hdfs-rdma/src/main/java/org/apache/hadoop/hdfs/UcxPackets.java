@@ -30,8 +30,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.apache.hadoop.classification.InterfaceAudience;
 import org.apache.hadoop.hdfs.protocol.datatransfer.PacketHeader;
 import org.hdfsrdma.ucx.PoolExhaustedException;
-import org.hdfsrdma.hadoop.UcxRuntime;
-import org.hdfsrdma.ucx.RegisteredBuffer;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -64,10 +62,13 @@ public final class UcxPackets {
    * {@code releaseBuffer}, and the registered memory would stay leased.
    */
   static final class LeaseReference extends PhantomReference<UcxDFSPacket> {
-    private final RegisteredBuffer lease;
+    private final RegisteredBufferPool pool;
+    private final long lease;
 
-    private LeaseReference(UcxDFSPacket packet, RegisteredBuffer lease) {
+    private LeaseReference(UcxDFSPacket packet, RegisteredBufferPool pool,
+        long lease) {
       super(packet, ABANDONED);
+      this.pool = pool;
       this.lease = lease;
     }
 
@@ -111,7 +112,7 @@ public final class UcxPackets {
       return null;
     }
     reclaimAbandoned();
-    RegisteredBuffer lease;
+    long lease;
     try {
       lease = pool.acquire(acquireTimeoutMs);
     } catch (PoolExhaustedException e) {
@@ -125,13 +126,13 @@ public final class UcxPackets {
     }
     UcxDFSPacket packet;
     try {
-      packet = new UcxDFSPacket(lease, packetSize, chunksPerPkt,
+      packet = new UcxDFSPacket(pool, lease, packetSize, chunksPerPkt,
           offsetInBlock, seqno, checksumSize, lastPacketInBlock);
     } catch (RuntimeException e) {
-      lease.release();
+      pool.release(lease);
       throw e;
     }
-    LeaseReference reference = new LeaseReference(packet, lease);
+    LeaseReference reference = new LeaseReference(packet, pool, lease);
     TRACKED.add(reference);
     packet.trackedBy(reference);
     return packet;
@@ -149,8 +150,8 @@ public final class UcxPackets {
     Reference<? extends UcxDFSPacket> ref;
     while ((ref = ABANDONED.poll()) != null) {
       LeaseReference lease = (LeaseReference) ref;
-      if (TRACKED.remove(lease) && !lease.lease.isReleased()) {
-        lease.lease.release();
+      if (TRACKED.remove(lease) && !lease.pool.isReleased(lease.lease)) {
+        lease.pool.release(lease.lease);
         reclaimed++;
       }
     }
@@ -173,24 +174,25 @@ public final class UcxPackets {
   }
 
   /**
-   * The packet {@code DFSOutputStream.createPacket} should use for
-   * {@code client}: a registered one when the client has the UCX path on,
-   * else null (stock). Packets without bytes stay on the heap: a
-   * descriptor for them names no packet memory.
+   * The packet {@code DFSOutputStream.createPacket} should use for a stream
+   * of {@code streamer}: a registered one when the stream writes over UCX,
+   * else null (stock). Packets without bytes stay on the heap: a descriptor
+   * for them names no packet memory. Reads nothing but the stream's state,
+   * decided once when the stream was created.
    */
-  public static DFSPacket forClient(DFSClient client, int packetSize,
+  public static DFSPacket forStream(DataStreamer streamer, int packetSize,
       int chunksPerPkt, long offsetInBlock, long seqno, int checksumSize,
       boolean lastPacketInBlock) throws InterruptedIOException {
-    if (packetSize == 0) {
+    if (packetSize == 0 || streamer == null) {
       return null;
     }
-    UcxRuntime runtime = UcxClients.runtimeFor(client);
-    if (runtime == null) {
+    UcxStreamerState ucx = streamer.ucx;
+    RegisteredBufferPool pool = ucx == null ? null : ucx.pool();
+    if (pool == null) {
       return null;
     }
-    return newPacket(runtime.clientPool(client.getConf().getWritePacketSize()),
-        runtime.clientBufferWaitMs(), packetSize, chunksPerPkt, offsetInBlock,
-        seqno, checksumSize, lastPacketInBlock);
+    return newPacket(pool, ucx.bufferWaitMs(), packetSize, chunksPerPkt,
+        offsetInBlock, seqno, checksumSize, lastPacketInBlock);
   }
 
   private static void fallBack(AtomicBoolean warned, String reason,

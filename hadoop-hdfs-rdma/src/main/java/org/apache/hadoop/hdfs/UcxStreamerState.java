@@ -2,44 +2,59 @@ package org.apache.hadoop.hdfs;
 
 import java.io.DataOutputStream;
 import java.io.IOException;
-import java.net.InetSocketAddress;
+import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.hadoop.classification.InterfaceAudience;
-import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
 import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
 import org.apache.hadoop.hdfs.protocol.datatransfer.PacketHeader;
 import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.BlockOpResponseProto;
 import org.apache.hadoop.hdfs.security.token.block.BlockTokenIdentifier;
 import org.apache.hadoop.security.token.Token;
-import org.hdfsrdma.hadoop.HdfsRdmaConfigKeys;
 import org.hdfsrdma.hadoop.PacketPhaseTimes;
+import org.hdfsrdma.hadoop.RdmaConf;
 import org.hdfsrdma.hadoop.UcxRuntime;
 import org.hdfsrdma.hadoop.UcxWireFields;
 import org.hdfsrdma.hadoop.UcxWireFields.CommitEntry;
 import org.hdfsrdma.hadoop.UcxWireFields.WriteRequest;
 import org.hdfsrdma.ucx.PacketDescriptor;
-import org.hdfsrdma.ucx.RegisteredBuffer;
-import org.hdfsrdma.ucx.UcxConnection;
+import org.hdfsrdma.ucx.RegionAnnouncement;
+import org.hdfsrdma.ucx.RegisteredBufferPool;
+import org.hdfsrdma.ucx.StatusSlots;
+import org.hdfsrdma.ucx.UcxEndpoint;
+import org.hdfsrdma.ucx.UcxWorker;
+import org.openucx.jucx.UcxUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The UCX side of one DataStreamer: offers each pipeline the UCX data path
  * in the writeBlock op, learns from DataNode 1's reply whether every node
- * committed, and then sends each packet as a descriptor to every node
- * instead of writing its bytes down the socket. Every DataNode fetches the
- * packet from this client's registered memory itself.
+ * committed and can be reached, and then sends each packet as a descriptor
+ * to every node instead of writing its bytes down the socket. Every
+ * DataNode fetches the packet from this client's registered memory itself.
+ *
+ * <p><b>Per packet</b> the DataStreamer thread writes one fixed-size
+ * descriptor per node into a preallocated ring and sends it through the
+ * thread-safe UCX worker itself: no hand-over to another thread, no object,
+ * no lock. A region (a slab of the client's buffer pool) is announced to a
+ * node's session before the first descriptor that points into it. A send
+ * UCX could not finish at once (its shared-memory queue was full) keeps its
+ * ring slot until it completes; the slot's next user waits for it,
+ * progressing the worker.
  *
  * <p>Pipelines where UCX cannot serve (UCX off or missing, encryption or a
- * SASL QOP, a DataNode that did not commit, a listener this client could not
- * reach before) run exactly as stock, over TCP.
+ * SASL QOP, a DataNode that did not commit, one that shared memory cannot
+ * reach and no RDMA device can, a connection that failed lately) run
+ * exactly as stock, over TCP.
  */
 @InterfaceAudience.Private
 public final class UcxStreamerState {
@@ -47,28 +62,33 @@ public final class UcxStreamerState {
   private static final Logger LOG =
       LoggerFactory.getLogger(UcxStreamerState.class);
 
-  /** Descriptors in flight per streamer, reused round-robin. */
-  private static final int DESCRIPTOR_SLOTS = 256;
-  private static final int DESCRIPTOR_SLOT_BYTES = 512;
-  /** Longest pipeline the descriptor slots have room for. */
+  /** Descriptors in flight per streamer and node, reused round-robin. */
+  private static final int RING = 64;
+  /** Longest pipeline the descriptor ring has room for. */
   private static final int MAX_PIPELINE = 16;
 
-  /** DataNodes whose UCX listener could not be reached, until when. */
+  /** DataNodes UCX could not reach, until when (ms since the epoch). */
   private static final ConcurrentHashMap<String, Long> UNREACHABLE =
       new ConcurrentHashMap<String, Long>();
 
   private static final UcxStreamerState OFF = new UcxStreamerState(null,
-      null, 0, 0);
+      null, null);
 
   private final UcxRuntime runtime;
-  private final String offReason;
-  private final long connectTimeoutMs;
-  private final long retryMs;
-  private final ByteBuffer[] slots;
-  @SuppressWarnings("unchecked")
-  private final CompletableFuture<?>[] slotSends =
-      new CompletableFuture<?>[DESCRIPTOR_SLOTS];
+  private final RdmaConf conf;
+  private final RegisteredBufferPool pool;
+  private final UcxWorker worker;
+  private final ByteBuffer ring;
+  private final long ringAddress;
+  private final StatusSlots ringStatus;
+  private final PacketDescriptor descriptor = new PacketDescriptor();
+  private final ByteBuffer announcements;
+  private final long announcementsAddress;
+  private final StatusSlots announcementStatus;
+  private final RegionAnnouncement announcement = new RegionAnnouncement();
   private int nextSlot;
+  /** Sends UCX had to queue (the DataNode's receive queue was full). */
+  private long queuedSends;
 
   // The pipeline being set up, then running.
   private WriteRequest request;
@@ -76,33 +96,67 @@ public final class UcxStreamerState {
   private ExtendedBlock block;
   private long generationStamp;
   private long[] sessionIds;
-  private UcxConnection[] connections;
+  private UcxEndpoint[] endpoints;
+  /** Per node, the pool regions announced to its session (bit per id). */
+  private long[][] announced;
   private boolean active;
   private long tcpOnlyBlockId = Long.MIN_VALUE;
-  private volatile IOException sendFailure;
-  private volatile int failedNode = -1;
+  private int failedNode = -1;
 
-  private UcxStreamerState(UcxRuntime runtime, String offReason,
-      long connectTimeoutMs, long retryMs) {
+  private UcxStreamerState(UcxRuntime runtime, RdmaConf conf,
+      RegisteredBufferPool pool) {
     this.runtime = runtime;
-    this.offReason = offReason;
-    this.connectTimeoutMs = connectTimeoutMs;
-    this.retryMs = retryMs;
-    this.slots = runtime == null ? null : new ByteBuffer[DESCRIPTOR_SLOTS];
+    this.conf = conf;
+    this.pool = pool;
+    this.worker = runtime == null ? null : runtime.worker();
+    if (runtime == null) {
+      ring = null;
+      ringAddress = 0;
+      ringStatus = null;
+      announcements = null;
+      announcementsAddress = 0;
+      announcementStatus = null;
+      return;
+    }
+    ring = ByteBuffer.allocateDirect(RING * MAX_PIPELINE
+        * PacketDescriptor.LENGTH).order(ByteOrder.BIG_ENDIAN);
+    ringAddress = UcxUtils.getAddress(ring);
+    ringStatus = new StatusSlots(RING * MAX_PIPELINE);
+    announcements = ByteBuffer.allocateDirect(MAX_PIPELINE
+        * RegionAnnouncement.MAX_LENGTH).order(ByteOrder.BIG_ENDIAN);
+    announcementsAddress = UcxUtils.getAddress(announcements);
+    announcementStatus = new StatusSlots(MAX_PIPELINE);
   }
 
-  /** The state of a new DataStreamer of {@code client}. */
+  /**
+   * The state of a new DataStreamer of {@code client}: whether and how it
+   * writes over UCX, decided once, here, for every packet of the stream.
+   */
   static UcxStreamerState create(DFSClient client) {
     UcxRuntime runtime = UcxClients.runtimeFor(client);
     if (runtime == null) {
       return OFF;
     }
-    Configuration conf = client.getConfiguration();
-    return new UcxStreamerState(runtime, null, conf.getLong(
-        HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_CONNECT_TIMEOUT_MS_KEY,
-        HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_CONNECT_TIMEOUT_MS_DEFAULT),
-        conf.getLong(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_UNREACHABLE_RETRY_MS_KEY,
-            HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_UNREACHABLE_RETRY_MS_DEFAULT));
+    RegisteredBufferPool pool;
+    try {
+      pool = runtime.clientPool(client.getConf().getWritePacketSize());
+    } catch (RuntimeException e) {
+      UcxRuntime.logOnce("client-pool", "hdfs-rdma: no registered buffer"
+          + " pool, writes stay on TCP: " + e.getMessage());
+      return OFF;
+    }
+    return new UcxStreamerState(runtime,
+        new RdmaConf(client.getConfiguration()), pool);
+  }
+
+  /** The pool this stream's packets are leased from, or null (UCX off). */
+  RegisteredBufferPool pool() {
+    return pool;
+  }
+
+  /** How long a writer waits for a registered packet buffer. */
+  long bufferWaitMs() {
+    return conf == null ? 0 : conf.bufferWaitMs();
   }
 
   /** True while the current pipeline moves packets over UCX. */
@@ -118,10 +172,7 @@ public final class UcxStreamerState {
       ExtendedBlock pipelineBlock, Token<BlockTokenIdentifier> token,
       long newGS, int packetSize) {
     endPipeline();
-    if (runtime == null) {
-      return out;
-    }
-    if (pipeline.length > MAX_PIPELINE) {
+    if (runtime == null || pipeline.length > MAX_PIPELINE) {
       return out;
     }
     if (pipelineBlock.getBlockId() == tcpOnlyBlockId) {
@@ -133,7 +184,7 @@ public final class UcxStreamerState {
     for (DatanodeInfo node : pipeline) {
       Long until = UNREACHABLE.get(node.getXferAddr());
       if (until != null && until > now) {
-        LOG.debug("hdfs-rdma: {} on TCP: UCX of {} unreachable lately",
+        LOG.debug("hdfs-rdma: {} on TCP: UCX cannot reach {} lately",
             pipelineBlock, node);
         return out;
       }
@@ -152,12 +203,12 @@ public final class UcxStreamerState {
   }
 
   /**
-   * Reads DataNode 1's reply: when every node of the pipeline committed,
-   * connects to each one's UCX listener and switches the pipeline to UCX.
-   * When a committed listener cannot be reached, the pipeline runs over
-   * TCP after all (its DataNodes see packets on the socket instead of
-   * descriptors and read them as stock does), and pipelines through that
-   * DataNode skip UCX for {@code dfs.client.rdma.unreachable-retry-ms}.
+   * Reads DataNode 1's reply: when every node of the pipeline committed and
+   * can be reached, connects to each one's UCX worker and switches the
+   * pipeline to UCX. Otherwise the pipeline runs over TCP after all (its
+   * DataNodes see packets on the socket instead of descriptors and read
+   * them as stock does), and pipelines through an unreachable DataNode skip
+   * UCX for {@code dfs.client.rdma.unreachable-retry-ms}.
    */
   void onConnectAck(BlockOpResponseProto reply) {
     if (request == null) {
@@ -178,17 +229,25 @@ public final class UcxStreamerState {
       request = null;
       return;
     }
-    // Connect to all at once: set-up time counts for small files.
-    List<CompletableFuture<UcxConnection>> pending =
-        new ArrayList<CompletableFuture<UcxConnection>>(nodes.length);
     for (int i = 0; i < nodes.length; i++) {
       CommitEntry c = commits.get(i);
-      pending.add(runtime.endpoints().get(
-          new InetSocketAddress(c.getUcxHost(), c.getUcxPort())));
+      if (!runtime.canReach(c.getHostId(), c.getUid())) {
+        unreachable(i, "it is on another host or runs as another user"
+            + " (UCX shares memory only between processes of one user and"
+            + " host) and this JVM's UCX has no RDMA device", null);
+        return;
+      }
     }
-    UcxConnection[] connected = new UcxConnection[nodes.length];
+    // Connect to all at once: set-up time counts for small files.
+    List<CompletableFuture<UcxEndpoint>> pending =
+        new ArrayList<CompletableFuture<UcxEndpoint>>(nodes.length);
+    for (int i = 0; i < nodes.length; i++) {
+      pending.add(runtime.connect(commits.get(i).getWorkerAddress(),
+          nodes[i].getXferAddr()));
+    }
+    UcxEndpoint[] connected = new UcxEndpoint[nodes.length];
     long deadline = System.nanoTime()
-        + TimeUnit.MILLISECONDS.toNanos(connectTimeoutMs);
+        + TimeUnit.MILLISECONDS.toNanos(conf.connectTimeoutMs());
     for (int i = 0; i < nodes.length; i++) {
       try {
         connected[i] = pending.get(i).get(Math.max(0,
@@ -197,25 +256,29 @@ public final class UcxStreamerState {
         if (e instanceof InterruptedException) {
           Thread.currentThread().interrupt();
         }
-        UNREACHABLE.put(nodes[i].getXferAddr(),
-            System.currentTimeMillis() + retryMs);
-        request = null;
-        LOG.warn("hdfs-rdma: {} over TCP: UCX listener {}:{} of {} is"
-            + " unreachable ({}); pipelines through it use TCP for the next"
-            + " {} ms", block, commits.get(i).getUcxHost(),
-            commits.get(i).getUcxPort(), nodes[i], e.toString(), retryMs);
+        unreachable(i, "its UCX worker could not be reached", e);
         return;
       }
     }
-    for (int i = 0; i < connected.length; i++) {
-      runtime.noteTransports(connected[i]);
+    for (UcxEndpoint e : connected) {
+      runtime.noteConnected(e);
     }
-    connections = connected;
+    endpoints = connected;
+    announced = new long[nodes.length][1];
     active = true;
-    sendFailure = null;
     failedNode = -1;
     LOG.debug("hdfs-rdma: {} moves over UCX to {} DataNodes", block,
         nodes.length);
+  }
+
+  private void unreachable(int node, String why, Exception cause) {
+    UNREACHABLE.put(nodes[node].getXferAddr(),
+        System.currentTimeMillis() + conf.unreachableRetryMs());
+    request = null;
+    UcxRuntime.logOnce("unreachable " + nodes[node].getXferAddr() + why,
+        "hdfs-rdma: " + block + " over TCP: " + why + " (" + nodes[node]
+        + (cause == null ? "" : ": " + cause) + "); pipelines through it use"
+        + " TCP for the next " + conf.unreachableRetryMs() + " ms");
   }
 
   /**
@@ -266,32 +329,34 @@ public final class UcxStreamerState {
   private void sendNow(DFSPacket packet) throws IOException {
     PacketPhaseTimes times = runtime.clientTimes();
     long started = times == null ? 0 : System.nanoTime();
-    IOException failed = sendFailure;
-    if (failed != null) {
-      throw failed;
-    }
-    RegisteredBuffer region;
     long address;
     int checksumLength;
     int dataLength;
     long offsetInBlock;
     boolean sync;
+    int region = 0;
+    long lease = RegisteredBufferPool.NO_LEASE;
     if (packet instanceof UcxDFSPacket) {
-      UcxDFSPacket ucxPacket = (UcxDFSPacket) packet;
-      UcxDFSPacket.GetRegion r = ucxPacket.prepareForGet();
-      if (ucxPacket.corruptedForGet) {
+      UcxDFSPacket p = (UcxDFSPacket) packet;
+      p.prepareForGet();
+      if (p.corruptedForGet) {
         // Sent again after recovery: the old pipeline's reads are over.
-        ucxPacket.corruptedForGet = !ucxPacket.undoCorruptionForGet();
+        p.corruptedForGet = !p.undoCorruptionForGet();
       }
-      if (ucxPacket.injectCorruptionForGet()) {
-        ucxPacket.corruptedForGet = true;
+      if (p.injectCorruptionForGet()) {
+        p.corruptedForGet = true;
       }
-      region = r.buffer();
-      address = r.address();
-      checksumLength = r.checksumLength();
-      dataLength = r.dataLength();
-      offsetInBlock = ucxPacket.offsetInBlock();
-      sync = ucxPacket.syncBlock();
+      address = p.getAddress();
+      checksumLength = p.getChecksumLength();
+      dataLength = p.getDataLength();
+      offsetInBlock = p.offsetInBlock();
+      sync = p.syncBlock();
+      lease = p.lease();
+      if (checksumLength + dataLength > 0) {
+        region = pool.regionId(lease) + 1;
+      } else {
+        address = 0;
+      }
     } else {
       // A heap packet: its header says what it is.
       PacketHeader header = headerOf(packet);
@@ -301,14 +366,13 @@ public final class UcxStreamerState {
             + " buffer pool was exhausted); the block continues over TCP");
       }
       // Nothing to fetch: heartbeats and empty end-of-block or sync packets.
-      region = runtime.anchor();
-      address = region.address();
+      address = 0;
       checksumLength = 0;
       dataLength = 0;
       offsetInBlock = header.getOffsetInBlock();
       sync = header.getSyncBlock();
     }
-    short flags = 0;
+    int flags = 0;
     if (packet.isLastPacketInBlock()) {
       flags |= PacketDescriptor.FLAG_LAST_PACKET_IN_BLOCK;
     }
@@ -316,64 +380,103 @@ public final class UcxStreamerState {
       flags |= PacketDescriptor.FLAG_SYNC_BLOCK;
     }
     int slot = nextSlot;
-    nextSlot = (nextSlot + 1) % DESCRIPTOR_SLOTS;
-    waitForSlot(slot);
-    if (slots[slot] == null) {
-      slots[slot] = ByteBuffer.allocateDirect(
-          DESCRIPTOR_SLOT_BYTES * MAX_PIPELINE);
+    nextSlot = (nextSlot + 1) % RING;
+    for (int i = 0; i < endpoints.length; i++) {
+      if (region != 0) {
+        announce(i, region - 1);
+      }
+      int entry = slot * MAX_PIPELINE + i;
+      awaitSlot(ringStatus, entry, i);
+      int offset = entry * PacketDescriptor.LENGTH;
+      descriptor.wrap(ring, offset).encode(sessionIds[i], block.getBlockId(),
+          generationStamp, packet.getSeqno(), offsetInBlock, flags, region,
+          address, checksumLength, dataLength);
+      send(i, ringAddress + offset, PacketDescriptor.LENGTH, ringStatus,
+          entry);
     }
-    byte[] rkey = region.remoteKey(); // once per packet, not per node
-    final PacketDescriptor[] descriptors = new PacketDescriptor[
-        connections.length];
-    for (int i = 0; i < connections.length; i++) {
-      // One descriptor per node: each names that node's session.
-      descriptors[i] = new PacketDescriptor()
-          .wrap(slots[slot], i * DESCRIPTOR_SLOT_BYTES, DESCRIPTOR_SLOT_BYTES)
-          .encode(sessionIds[i], block.getBlockId(), generationStamp,
-              packet.getSeqno(), offsetInBlock, flags, region.regionId(),
-              region.regionAddress(), region.regionLength(), address,
-              checksumLength, dataLength, rkey);
-    }
-    // One hand-over to the progress thread for all nodes: a wake-up per
-    // node would cost a system call and a context switch each.
-    final CompletableFuture<Void> sent = new CompletableFuture<Void>();
-    final UcxConnection[] to = connections;
-    final DatanodeInfo[] toNodes = nodes;
-    final ExtendedBlock ofBlock = block;
-    try {
-      runtime.worker().execute(() -> {
-        CompletableFuture<?>[] sends = new CompletableFuture<?>[to.length];
-        for (int i = 0; i < to.length; i++) {
-          final int index = i;
-          sends[i] = to[i].sendDescriptor(descriptors[i], connectTimeoutMs)
-              .whenComplete((ok, error) -> {
-                if (error != null && sendFailure == null) {
-                  failedNode = index;
-                  sendFailure = new IOException("hdfs-rdma: sending a"
-                      + " packet descriptor of " + ofBlock + " to "
-                      + toNodes[index] + " failed", error);
-                }
-              });
-        }
-        CompletableFuture.allOf(sends).whenComplete((ok, error) -> {
-          if (error != null) {
-            sent.completeExceptionally(error);
-          } else {
-            sent.complete(null);
-          }
-        });
-      });
-    } catch (IllegalStateException e) {
-      throw new IOException("hdfs-rdma: cannot send the descriptors of "
-          + block + ": " + e.getMessage(), e);
-    }
-    slotSends[slot] = sent;
     runtime.countSent(dataLength);
     if (times != null) {
       long sentAt = System.nanoTime();
       times.add(PacketPhaseTimes.Phase.CLIENT_SEND, sentAt - started);
       if (packet instanceof UcxDFSPacket) {
         ((UcxDFSPacket) packet).sentAt(sentAt, times);
+      }
+    }
+  }
+
+  /** Announces pool region {@code poolRegion} to node i's session, once. */
+  private void announce(int node, int poolRegion) throws IOException {
+    long[] bits = announced[node];
+    int word = poolRegion >>> 6;
+    if (word >= bits.length) {
+      bits = Arrays.copyOf(bits, word + 1);
+      announced[node] = bits;
+    }
+    long bit = 1L << (poolRegion & 63);
+    if ((bits[word] & bit) != 0) {
+      return;
+    }
+    awaitSlot(announcementStatus, node, node);
+    int offset = node * RegionAnnouncement.MAX_LENGTH;
+    announcement.wrap(announcements, offset, RegionAnnouncement.MAX_LENGTH)
+        .encode(sessionIds[node], poolRegion + 1,
+            pool.regionAddress(poolRegion), pool.regionLength(poolRegion),
+            pool.regionKey(poolRegion));
+    send(node, announcementsAddress + offset, announcement.length(),
+        announcementStatus, node);
+    bits[word] |= bit;
+  }
+
+  /**
+   * Sends one message to node {@code node}. When UCX had to queue it (the
+   * DataNode's receive queue was full), waits here until it went out,
+   * progressing the worker: nothing else would (the DataNode freeing room
+   * wakes nobody on this side), and a full queue is back-pressure, as a
+   * full socket buffer is for stock's write.
+   */
+  private void send(int node, long address, int length, StatusSlots slots,
+      int slot) throws IOException {
+    int rc;
+    try {
+      rc = endpoints[node].send(address, length, slots.address(slot));
+    } catch (IOException e) {
+      failedNode = node;
+      throw new IOException("hdfs-rdma: sending to " + nodes[node] + " for "
+          + block + " failed", e);
+    }
+    if (rc != 0) {
+      queuedSends++;
+      awaitSlot(slots, slot, node);
+    }
+  }
+
+  /**
+   * Waits until the send that last used {@code slot} is over, progressing
+   * the worker from this thread. How it ended does not matter here: a send
+   * that failed failed its connection, and every later send on it fails at
+   * once.
+   */
+  private void awaitSlot(StatusSlots slots, int slot, int node)
+      throws IOException {
+    if (!slots.inProgress(slot)) {
+      return;
+    }
+    long deadline = System.nanoTime()
+        + TimeUnit.MILLISECONDS.toNanos(conf.connectTimeoutMs());
+    while (slots.inProgress(slot)) {
+      if (worker.progress() == 0) {
+        Thread.yield();
+      }
+      if (Thread.interrupted()) {
+        Thread.currentThread().interrupt();
+        throw new InterruptedIOException("interrupted sending to "
+            + nodes[node] + " for " + block);
+      }
+      if (System.nanoTime() > deadline) {
+        failedNode = node;
+        throw new IOException("hdfs-rdma: a message to " + nodes[node]
+            + " for " + block + " was not sent in " + conf.connectTimeoutMs()
+            + " ms");
       }
     }
   }
@@ -387,34 +490,17 @@ public final class UcxStreamerState {
     return header;
   }
 
-  private void waitForSlot(int slot) throws IOException {
-    CompletableFuture<?> previous = slotSends[slot];
-    if (previous == null) {
-      return;
-    }
-    try {
-      previous.get(connectTimeoutMs, TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new java.io.InterruptedIOException("interrupted sending to "
-          + block);
-    } catch (Exception e) {
-      throw new IOException("hdfs-rdma: a descriptor of " + block
-          + " was not sent in " + connectTimeoutMs + " ms", e);
-    }
-  }
-
   /** The pipeline is over (end of block, error, close). */
   void endPipeline() {
     failedNode = -1;
     active = false;
     request = null;
-    connections = null;
+    endpoints = null;
   }
 
   @Override
   public String toString() {
-    return runtime == null ? "UCX off" + (offReason == null ? ""
-        : ": " + offReason) : active ? "UCX active for " + block : "UCX idle";
+    return runtime == null ? "UCX off" : active ? "UCX active for " + block
+        : "UCX idle";
   }
 }

@@ -3,7 +3,6 @@ package org.apache.hadoop.hdfs.server.datanode;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.nio.channels.ReadableByteChannel;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -12,19 +11,21 @@ import java.util.List;
 import org.apache.hadoop.classification.InterfaceAudience;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.net.Peer;
+import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
 import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
 import org.apache.hadoop.hdfs.protocol.datatransfer.Op;
 import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.BlockOpResponseProto;
 import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.Status;
 import org.apache.hadoop.hdfs.security.token.block.BlockTokenIdentifier;
 import org.apache.hadoop.security.token.Token;
-import org.hdfsrdma.hadoop.HdfsRdmaConfigKeys;
+import org.hdfsrdma.hadoop.RdmaConf;
 import org.hdfsrdma.hadoop.UcxBlockSession;
 import org.hdfsrdma.hadoop.UcxPacketReceiver;
 import org.hdfsrdma.hadoop.UcxRuntime;
 import org.hdfsrdma.hadoop.UcxWireFields;
 import org.hdfsrdma.hadoop.UcxWireFields.CommitEntry;
 import org.hdfsrdma.hadoop.UcxWireFields.WriteRequest;
+import org.hdfsrdma.ucx.HostIdentity;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,9 +38,16 @@ import org.slf4j.LoggerFactory;
  * arrive early wait) and passes the offer on to its mirror; otherwise the
  * mirror gets the op without it and the whole pipeline stays on TCP.
  * Coming back up: the DataNode commits only if its mirror committed for
- * every node behind it, then its BlockReceiver reads packets by UCX get
- * instead of from the socket, and the reply carries the commit list
- * (transfer address and UCX listener of each node) to the client.
+ * exactly the DataNodes behind it (the commit list is checked against the
+ * pipeline Hadoop set up, so a hostile or confused DataNode downstream
+ * cannot send the client elsewhere); then its BlockReceiver reads packets
+ * over UCX instead of from the socket, and the reply carries the commit
+ * list to the client.
+ *
+ * <p>All of this happens after Hadoop checked the op (block token; SASL
+ * where configured): the session id is derived from the block token's
+ * password, and the worker address this DataNode commits is only ever
+ * revealed in the reply to an authenticated op.
  */
 @InterfaceAudience.Private
 public final class UcxDataNodeWrite {
@@ -50,11 +58,9 @@ public final class UcxDataNodeWrite {
   private final WriteRequest request;
   private final ReadableByteChannel socket;
   private UcxRuntime runtime;
+  private RdmaConf conf;
   private UcxBlockSession session;
   private String self;
-  private InetSocketAddress ucxAddress;
-  private long getTimeoutMs;
-  private int getsInFlight;
   private List<CommitEntry> downstream = Collections.emptyList();
   private boolean committed;
 
@@ -102,58 +108,47 @@ public final class UcxDataNodeWrite {
     }
     String refusal = refusal(dataNode);
     if (refusal != null) {
-      LOG.info("hdfs-rdma: {} stays on TCP at {}: {}", block,
-          dataNode.getDisplayName(), refusal);
+      UcxRuntime.logOnce("refusal " + dataNode.getDisplayName() + refusal,
+          "hdfs-rdma: blocks stay on TCP at " + dataNode.getDisplayName()
+          + ": " + refusal);
       return;
     }
-    Configuration conf = dataNode.getConf();
     self = dataNode.getDatanodeId().getXferAddr();
     long sessionId = UcxWireFields.sessionId(token.getPassword(),
         request.getNonce(), block.getBlockPoolId(), self, block.getBlockId(),
         generationStamp);
     try {
       session = runtime.sessions().open(sessionId, block.getBlockId(),
-          generationStamp, conf.getInt(
-              HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_MAX_QUEUED_PACKETS_KEY,
-              HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_MAX_QUEUED_PACKETS_DEFAULT),
-          block + " at " + dataNode.getDisplayName());
+          generationStamp, request.getPacketSize(), conf.maxQueuedPackets(),
+          conf.maxRegionsPerBlock(), block + " at "
+          + dataNode.getDisplayName());
     } catch (IOException e) {
       LOG.warn("hdfs-rdma: {} stays on TCP: {}", block, e.getMessage());
-      return;
     }
-    getTimeoutMs = conf.getLong(
-        HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_GET_TIMEOUT_MS_KEY,
-        HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_GET_TIMEOUT_MS_DEFAULT);
-    getsInFlight = conf.getInt(
-        HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_GETS_IN_FLIGHT_KEY,
-        HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_GETS_IN_FLIGHT_DEFAULT);
   }
 
   private String refusal(DataNode dataNode) {
-    Configuration conf = dataNode.getConf();
-    if (!conf.getBoolean(HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ENABLED_KEY,
-        HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ENABLED_DEFAULT)) {
-      return HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ENABLED_KEY + " is false";
+    Configuration dnConf = dataNode.getConf();
+    runtime = UcxRuntime.current();
+    if (runtime == null) {
+      return "UCX is not running (is org.hdfsrdma.hadoop.UcxDataNodePlugin"
+          + " in dfs.datanode.plugins?)";
     }
-    String protection = conf.getTrimmed("dfs.data.transfer.protection", "");
-    if (conf.getBoolean("dfs.encrypt.data.transfer", false)
+    conf = runtime.conf();
+    if (!conf.isDataNodeEnabled()) {
+      return "dfs.datanode.rdma.enabled is false";
+    }
+    String protection = dnConf.getTrimmed("dfs.data.transfer.protection", "");
+    if (dnConf.getBoolean("dfs.encrypt.data.transfer", false)
         || protection.contains("integrity")
         || protection.contains("privacy")) {
       return "data-transfer encryption or a SASL QOP of integrity/privacy is"
           + " configured, which UCX does not give";
     }
-    runtime = UcxRuntime.current();
-    ucxAddress = runtime == null ? null : runtime.listenerAddress();
-    if (ucxAddress == null) {
-      return "the UCX listener is not running (is "
-          + "org.hdfsrdma.hadoop.UcxDataNodePlugin in dfs.datanode.plugins?)";
-    }
-    int buffer = conf.getInt(
-        HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_PACKET_BUFFER_BYTES_KEY,
-        HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_PACKET_BUFFER_BYTES_DEFAULT);
-    if (request.getPacketSize() > buffer) {
+    if (request.getPacketSize() > conf.maxPacketBytes()) {
       return "the client's packets of " + request.getPacketSize()
-          + " bytes exceed dfs.datanode.rdma.packet-buffer-bytes=" + buffer;
+          + " bytes exceed dfs.datanode.rdma.packet-buffer-bytes="
+          + conf.maxPacketBytes();
     }
     return null;
   }
@@ -179,14 +174,14 @@ public final class UcxDataNodeWrite {
   }
 
   /**
-   * Commits to UCX when this DataNode and every node behind it can, switching
-   * {@code receiver} to fetch packets by get, and returns the reply builder
-   * with the commit list; otherwise closes the session and returns the
-   * reply unchanged (the pipeline runs over TCP).
+   * Commits to UCX when this DataNode and exactly the DataNodes behind it
+   * ({@code targets}) can, switching {@code receiver} to read packets over
+   * UCX, and returns the reply builder with the commit list; otherwise
+   * closes the session and returns the reply unchanged (TCP).
    */
   public BlockOpResponseProto.Builder commit(
-      BlockOpResponseProto.Builder reply, Status status, int mirrors,
-      BlockReceiver receiver) {
+      BlockOpResponseProto.Builder reply, Status status,
+      DatanodeInfo[] targets, BlockReceiver receiver) {
     UcxRuntime current = UcxRuntime.current();
     if (session == null) {
       if (current != null && receiver != null) {
@@ -194,32 +189,46 @@ public final class UcxDataNodeWrite {
       }
       return reply;
     }
-    if (status != Status.SUCCESS || receiver == null
-        || downstream.size() != mirrors) {
-      LOG.debug("hdfs-rdma: {} on TCP: {} of {} mirrors committed",
-          session.description(), downstream.size(), mirrors);
+    String why = status != Status.SUCCESS ? "the mirror failed"
+        : receiver == null ? "no receiver" : checkDownstream(targets);
+    if (why != null) {
+      LOG.debug("hdfs-rdma: {} on TCP: {}", session.description(), why);
       close();
       if (receiver != null) {
         runtime.countReceivedBlock(false);
       }
       return reply;
     }
-    List<CommitEntry> entries = new ArrayList<CommitEntry>(mirrors + 1);
-    String host = ucxAddress.getAddress() == null
-        || ucxAddress.getAddress().isAnyLocalAddress()
-        ? self.substring(0, self.lastIndexOf(':'))
-        : ucxAddress.getAddress().getHostAddress();
-    entries.add(new CommitEntry(self, host, ucxAddress.getPort()));
+    List<CommitEntry> entries = new ArrayList<CommitEntry>(
+        downstream.size() + 1);
+    entries.add(new CommitEntry(self, runtime.workerAddress(),
+        HostIdentity.uid(), HostIdentity.hostId()));
     entries.addAll(downstream);
-    final UcxRuntime r = runtime;
-    final String dataNode = self;
-    receiver.setPacketReceiver(new UcxPacketReceiver(session,
-        r.landingPool(), getTimeoutMs, getsInFlight, socket,
-        n -> r.countFetched(dataNode, n), r::recountBlockOverTcp,
-        r::noteTransports, r.dataNodeTimes()));
+    receiver.setPacketReceiver(new UcxPacketReceiver(session, runtime, conf,
+        socket, self, runtime.dataNodeTimes()));
     committed = true;
-    runtime.countReceivedBlock(true);
     return UcxWireFields.withCommits(reply, entries);
+  }
+
+  /**
+   * Null when the mirror's commit list names exactly the pipeline's
+   * DataNodes behind this one, in order; otherwise why not.
+   */
+  private String checkDownstream(DatanodeInfo[] targets) {
+    int mirrors = targets == null ? 0 : targets.length;
+    if (downstream.size() != mirrors) {
+      return downstream.size() + " of " + mirrors + " mirrors committed";
+    }
+    for (int i = 0; i < mirrors; i++) {
+      if (!downstream.get(i).getXferAddr().equals(targets[i].getXferAddr())) {
+        LOG.warn("hdfs-rdma: the mirror of {} committed for {} where the"
+            + " pipeline has {}; the block stays on TCP",
+            session.description(), downstream.get(i).getXferAddr(),
+            targets[i].getXferAddr());
+        return "commit list does not match the pipeline";
+      }
+    }
+    return null;
   }
 
   /** Whether this block's packets arrive over UCX. */

@@ -1,0 +1,136 @@
+package org.hdfsrdma.hadoop;
+
+import static org.hdfsrdma.hadoop.HdfsRdmaConfigKeys.*;
+
+import org.apache.hadoop.conf.Configuration;
+
+/**
+ * hdfs-rdma's settings, read once from a {@link Configuration} into final
+ * fields, as Hadoop's {@code DNConf} does: nothing on the data path looks a
+ * key up per packet. Defaults are the {@code _DEFAULT} constants (adding
+ * hdfs-rdma-default.xml as a resource would put it after the site files and
+ * override the operator).
+ */
+public final class RdmaConf {
+
+  // Client.
+  final boolean clientEnabled;
+  final long clientPoolMaxBytes;
+  final long clientPoolSlabBytes;
+  final long clientBufferWaitMs;
+  final long clientConnectTimeoutMs;
+  final long clientUnreachableRetryMs;
+  final boolean clientTimers;
+
+  // DataNode.
+  final boolean dataNodeEnabled;
+  final long dataNodePoolMaxBytes;
+  final int dataNodePacketBufferBytes;
+  final long dataNodeGetTimeoutMs;
+  final int dataNodeMaxQueuedPackets;
+  final int dataNodeGetsInFlight;
+  final boolean dataNodeAllowEmulatedGets;
+  final int dataNodeMaxRegionsPerBlock;
+  final long dataNodeUnboundConnectionTimeoutMs;
+  final boolean dataNodeTimers;
+
+  // Both.
+  final String ucxTls;
+
+  public RdmaConf(Configuration conf) {
+    clientEnabled = conf.getBoolean(DFS_CLIENT_RDMA_ENABLED_KEY,
+        DFS_CLIENT_RDMA_ENABLED_DEFAULT);
+    clientPoolMaxBytes = conf.getLong(DFS_CLIENT_RDMA_POOL_MAX_BYTES_KEY,
+        DFS_CLIENT_RDMA_POOL_MAX_BYTES_DEFAULT);
+    clientPoolSlabBytes = conf.getLong(DFS_CLIENT_RDMA_POOL_SLAB_BYTES_KEY,
+        DFS_CLIENT_RDMA_POOL_SLAB_BYTES_DEFAULT);
+    clientBufferWaitMs = conf.getLong(DFS_CLIENT_RDMA_BUFFER_WAIT_MS_KEY,
+        DFS_CLIENT_RDMA_BUFFER_WAIT_MS_DEFAULT);
+    clientConnectTimeoutMs = conf.getLong(
+        DFS_CLIENT_RDMA_CONNECT_TIMEOUT_MS_KEY,
+        DFS_CLIENT_RDMA_CONNECT_TIMEOUT_MS_DEFAULT);
+    clientUnreachableRetryMs = conf.getLong(
+        DFS_CLIENT_RDMA_UNREACHABLE_RETRY_MS_KEY,
+        DFS_CLIENT_RDMA_UNREACHABLE_RETRY_MS_DEFAULT);
+    clientTimers = conf.getBoolean(DFS_CLIENT_RDMA_PACKET_TIMERS_ENABLED_KEY,
+        DFS_CLIENT_RDMA_PACKET_TIMERS_ENABLED_DEFAULT);
+
+    dataNodeEnabled = conf.getBoolean(DFS_DATANODE_RDMA_ENABLED_KEY,
+        DFS_DATANODE_RDMA_ENABLED_DEFAULT);
+    dataNodePoolMaxBytes = conf.getLong(DFS_DATANODE_RDMA_POOL_MAX_BYTES_KEY,
+        DFS_DATANODE_RDMA_POOL_MAX_BYTES_DEFAULT);
+    dataNodePacketBufferBytes = conf.getInt(
+        DFS_DATANODE_RDMA_PACKET_BUFFER_BYTES_KEY,
+        DFS_DATANODE_RDMA_PACKET_BUFFER_BYTES_DEFAULT);
+    dataNodeGetTimeoutMs = conf.getLong(DFS_DATANODE_RDMA_GET_TIMEOUT_MS_KEY,
+        DFS_DATANODE_RDMA_GET_TIMEOUT_MS_DEFAULT);
+    dataNodeMaxQueuedPackets = conf.getInt(
+        DFS_DATANODE_RDMA_MAX_QUEUED_PACKETS_KEY,
+        DFS_DATANODE_RDMA_MAX_QUEUED_PACKETS_DEFAULT);
+    dataNodeGetsInFlight = Math.max(1, conf.getInt(
+        DFS_DATANODE_RDMA_GETS_IN_FLIGHT_KEY,
+        DFS_DATANODE_RDMA_GETS_IN_FLIGHT_DEFAULT));
+    dataNodeAllowEmulatedGets = conf.getBoolean(
+        DFS_DATANODE_RDMA_ALLOW_EMULATED_GETS_KEY,
+        DFS_DATANODE_RDMA_ALLOW_EMULATED_GETS_DEFAULT);
+    dataNodeMaxRegionsPerBlock = conf.getInt(
+        DFS_DATANODE_RDMA_MAX_REGIONS_PER_BLOCK_KEY,
+        DFS_DATANODE_RDMA_MAX_REGIONS_PER_BLOCK_DEFAULT);
+    dataNodeUnboundConnectionTimeoutMs = conf.getLong(
+        DFS_DATANODE_RDMA_UNBOUND_CONNECTION_TIMEOUT_MS_KEY,
+        DFS_DATANODE_RDMA_UNBOUND_CONNECTION_TIMEOUT_MS_DEFAULT);
+    dataNodeTimers = conf.getBoolean(
+        DFS_DATANODE_RDMA_PACKET_TIMERS_ENABLED_KEY,
+        DFS_DATANODE_RDMA_PACKET_TIMERS_ENABLED_DEFAULT);
+
+    ucxTls = conf.getTrimmed(DFS_RDMA_UCX_TLS_KEY, DFS_RDMA_UCX_TLS_DEFAULT);
+  }
+
+  /** Whether a client with this configuration writes over UCX. */
+  public boolean isClientEnabled() {
+    return clientEnabled;
+  }
+
+  /** Whether a DataNode with this configuration serves UCX. */
+  public boolean isDataNodeEnabled() {
+    return dataNodeEnabled;
+  }
+
+  /** The largest packet (checksums and data) a DataNode takes over UCX. */
+  public int maxPacketBytes() {
+    return dataNodePacketBufferBytes;
+  }
+
+  public long getTimeoutMs() {
+    return dataNodeGetTimeoutMs;
+  }
+
+  public int maxQueuedPackets() {
+    return dataNodeMaxQueuedPackets;
+  }
+
+  public int getsInFlight() {
+    return dataNodeGetsInFlight;
+  }
+
+  public int maxRegionsPerBlock() {
+    return dataNodeMaxRegionsPerBlock;
+  }
+
+  public long connectTimeoutMs() {
+    return clientConnectTimeoutMs;
+  }
+
+  public long unreachableRetryMs() {
+    return clientUnreachableRetryMs;
+  }
+
+  public long bufferWaitMs() {
+    return clientBufferWaitMs;
+  }
+
+  /** UCX_TLS of the UCX context; empty: UCX chooses. */
+  public String ucxTls() {
+    return ucxTls;
+  }
+}

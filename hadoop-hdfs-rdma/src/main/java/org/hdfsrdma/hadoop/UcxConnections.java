@@ -1,0 +1,163 @@
+package org.hdfsrdma.hadoop;
+
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.hdfsrdma.ucx.UcxEndpoint;
+import org.hdfsrdma.ucx.UcxWorker;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A DataNode's own UCX endpoints back to the clients that connected to it,
+ * one per client connection, made from the worker address each client sends
+ * first ({@code HelloMessage}).
+ *
+ * <p>UCX pairs such an endpoint with the one the client's connection made
+ * on this side, which is what lets the DataNode issue gets over it (UCX
+ * refuses RMA on an endpoint a message handler is handed until it is
+ * paired) and hear, through the endpoint's error callback, when the client
+ * dies. Endpoints are created on the worker's progress thread, never inside
+ * UCX's callback. A connection whose peer opens no block within
+ * {@code dfs.datanode.rdma.unbound-connection-timeout-ms} is closed; so is
+ * one idle that long after its last block.
+ */
+final class UcxConnections {
+
+  private static final Logger LOG =
+      LoggerFactory.getLogger(UcxConnections.class);
+
+  /** One client connection: this side's endpoint and its use. */
+  static final class Connection {
+    final long replyEndpoint;
+    final byte[] address;
+    final long createdNanos = System.nanoTime();
+    final AtomicInteger sessions = new AtomicInteger();
+    volatile long lastUsedNanos = createdNanos;
+    volatile boolean everBound;
+    volatile UcxEndpoint endpoint;
+
+    Connection(long replyEndpoint, byte[] address) {
+      this.replyEndpoint = replyEndpoint;
+      this.address = address;
+    }
+  }
+
+  private final UcxWorker worker;
+  private final byte[] ownAddress;
+  private final long connectTimeoutMs;
+  private final long idleTimeoutNanos;
+  private final Map<Long, Connection> byReplyEndpoint =
+      new ConcurrentHashMap<Long, Connection>();
+  private final AtomicLong hellos = new AtomicLong();
+  private final AtomicLong closedIdle = new AtomicLong();
+
+  UcxConnections(UcxWorker worker, long connectTimeoutMs,
+      long idleTimeoutMs) {
+    this.worker = worker;
+    this.ownAddress = worker.address();
+    this.connectTimeoutMs = connectTimeoutMs;
+    this.idleTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(idleTimeoutMs);
+  }
+
+  /**
+   * A client's hello, inside UCX's callback: connect back to it on the
+   * progress thread. A client in this very JVM (MiniDFSCluster) needs no
+   * endpoint back: its regions are read directly.
+   */
+  void onHello(byte[] address, long replyEndpoint) {
+    hellos.incrementAndGet();
+    if (replyEndpoint == 0 || Arrays.equals(address, ownAddress)
+        || byReplyEndpoint.containsKey(replyEndpoint)) {
+      return;
+    }
+    final Connection c = new Connection(replyEndpoint, address);
+    byReplyEndpoint.put(replyEndpoint, c);
+    worker.execute(() -> UcxEndpoint.connect(worker, address,
+        "client at endpoint 0x" + Long.toHexString(replyEndpoint),
+        connectTimeoutMs).whenComplete((e, error) -> {
+          if (error != null) {
+            LOG.debug("hdfs-rdma: no endpoint back to a client: {}",
+                error.toString());
+            byReplyEndpoint.remove(replyEndpoint, c);
+            return;
+          }
+          c.endpoint = e;
+          e.addCloseListener(closed -> byReplyEndpoint.remove(replyEndpoint,
+              c));
+        }));
+  }
+
+  /** The connection a message's reply endpoint belongs to, or null. */
+  Connection get(long replyEndpoint) {
+    return replyEndpoint == 0 ? null : byReplyEndpoint.get(replyEndpoint);
+  }
+
+  /** A block of this connection's client opened. */
+  static void bound(Connection c) {
+    if (c != null) {
+      c.everBound = true;
+      c.sessions.incrementAndGet();
+      c.lastUsedNanos = System.nanoTime();
+    }
+  }
+
+  /** A block of this connection's client closed. */
+  static void unbound(Connection c) {
+    if (c != null) {
+      c.sessions.decrementAndGet();
+      c.lastUsedNanos = System.nanoTime();
+    }
+  }
+
+  /** Closes connections idle past the timeout; the maintenance thread. */
+  void sweep() {
+    long now = System.nanoTime();
+    Iterator<Connection> it = byReplyEndpoint.values().iterator();
+    while (it.hasNext()) {
+      Connection c = it.next();
+      if (c.sessions.get() == 0 && now - c.lastUsedNanos > idleTimeoutNanos) {
+        it.remove();
+        closedIdle.incrementAndGet();
+        UcxEndpoint e = c.endpoint;
+        LOG.debug("hdfs-rdma: closing a UCX connection {} after {} ms",
+            c.everBound ? "idle" : "that opened no block",
+            TimeUnit.NANOSECONDS.toMillis(now - c.lastUsedNanos));
+        if (e != null) {
+          worker.execute(e::close);
+        }
+      }
+    }
+  }
+
+  /** Client connections open now. */
+  int size() {
+    return byReplyEndpoint.size();
+  }
+
+  /** Hellos received. */
+  long hellos() {
+    return hellos.get();
+  }
+
+  /** Connections closed for idleness. */
+  long closedIdle() {
+    return closedIdle.get();
+  }
+
+  /** Closes every connection. */
+  void close() {
+    for (Connection c : byReplyEndpoint.values()) {
+      UcxEndpoint e = c.endpoint;
+      if (e != null) {
+        e.close();
+      }
+    }
+    byReplyEndpoint.clear();
+  }
+}

@@ -1,0 +1,127 @@
+package org.hdfsrdma.ucx;
+
+import java.io.Closeable;
+import java.nio.ByteBuffer;
+import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The receiving side of the bridge tests: a DataNode's worker whose message
+ * handler opens announced regions (through every check of
+ * {@link RemoteRegion}) and queues packet descriptors, and a driver that
+ * reads each packet from its region.
+ */
+final class TestGetter implements Closeable, MessageHandler {
+
+  final UcxContext context;
+  final UcxWorker worker;
+  final RemoteRegion.Policy policy;
+  final Map<Integer, RemoteRegion> regions =
+      new ConcurrentHashMap<Integer, RemoteRegion>();
+  final BlockingQueue<byte[]> descriptors = new ArrayBlockingQueue<byte[]>(
+      100_000);
+  final BlockingQueue<String> rejections = new ArrayBlockingQueue<String>(
+      100_000);
+  /** This side's own endpoint back to the exposer, from its hello. */
+  volatile UcxEndpoint back;
+  private final HelloMessage hello = new HelloMessage();
+  private final PacketDescriptor reading = new PacketDescriptor();
+  private final RegionAnnouncement announcement = new RegionAnnouncement();
+
+  TestGetter(String tls, RemoteRegion.Policy policy) throws Exception {
+    context = new UcxContext(UcxTestUtils.options(tls));
+    try {
+      worker = new UcxWorker(context, "getter");
+    } catch (Exception | Error e) {
+      context.close();
+      throw e;
+    }
+    this.policy = policy;
+    worker.setMessageHandler(this);
+    worker.start();
+  }
+
+  TestGetter(String tls) throws Exception {
+    this(tls, new RemoteRegion.Policy(id -> false, true));
+  }
+
+  @Override
+  public void onMessage(ByteBuffer message, int length, long replyEndpoint) {
+    try {
+      int type = PacketDescriptor.typeOf(message, length);
+      if (type == HelloMessage.TYPE) {
+        byte[] address = hello.wrap(message, 0, length).validate().address();
+        worker.execute(() -> UcxEndpoint.connect(worker, address, "exposer",
+            UcxTestUtils.TIMEOUT_MS).thenAccept(e -> back = e));
+      } else if (type == RegionAnnouncement.TYPE) {
+        announcement.wrap(message, 0, length).validate();
+        RemoteRegion r = RemoteRegion.open(replyEndpoint, announcement,
+            policy, "exposer");
+        RemoteRegion old = regions.put(announcement.regionId(), r);
+        if (old != null) {
+          old.release();
+        }
+      } else {
+        reading.wrap(message, 0).validate(length);
+        byte[] copy = new byte[PacketDescriptor.LENGTH];
+        message.position(0);
+        message.get(copy);
+        descriptors.add(copy);
+      }
+    } catch (Exception e) {
+      rejections.add(e.getMessage());
+    }
+  }
+
+  /** The next descriptor, waiting as a driver of the worker. */
+  PacketDescriptor next(UcxWorker.Driver driver, long timeoutMs) {
+    boolean ready = worker.drive(driver, () -> !descriptors.isEmpty(),
+        TimeUnit.MILLISECONDS.toNanos(timeoutMs));
+    if (!ready) {
+      throw new AssertionError("no descriptor within " + timeoutMs + " ms; "
+          + "rejections " + rejections);
+    }
+    ByteBuffer b = ByteBuffer.wrap(descriptors.poll());
+    return new PacketDescriptor().wrap(b, 0);
+  }
+
+  /** Reads a described packet from its (direct) region. */
+  byte[] read(PacketDescriptor d) {
+    RemoteRegion r = regions.get(d.regionId());
+    if (r == null || !r.contains(d.address(), d.packetLength())) {
+      throw new AssertionError("no region " + d.regionId() + " holds " + d);
+    }
+    ByteBuffer reader = r.reader();
+    reader.position((int) (d.address() - r.base()));
+    byte[] bytes = new byte[(int) d.packetLength()];
+    reader.get(bytes);
+    return bytes;
+  }
+
+  /** Gets a described packet into {@code into} over {@link #back}. */
+  void get(PacketDescriptor d, RegisteredBufferPool into, long token,
+      StatusSlots slots, int slot) throws java.io.IOException {
+    UcxTestUtils.waitForUnchecked(() -> back != null, 10_000, "hello");
+    RemoteRegion r = regions.get(d.regionId());
+    int rc = r.startGet(back, d.address(), into.address(token),
+        (int) d.packetLength(), slots.address(slot));
+    if (rc < 0) {
+      throw new java.io.IOException("get failed: " + StatusSlots.describe(rc));
+    }
+  }
+
+  @Override
+  public void close() {
+    if (back != null) {
+      back.close();
+    }
+    for (RemoteRegion r : regions.values()) {
+      r.release();
+    }
+    worker.close();
+    context.close();
+  }
+}
