@@ -22,10 +22,16 @@ import org.slf4j.LoggerFactory;
  * on this side, which is what lets the DataNode issue gets over it (UCX
  * refuses RMA on an endpoint a message handler is handed until it is
  * paired) and hear, through the endpoint's error callback, when the client
- * dies. Endpoints are created on the worker's progress thread, never inside
- * UCX's callback. A connection whose peer opens no block within
- * {@code dfs.datanode.rdma.unbound-connection-timeout-ms} is closed; so is
- * one idle that long after its last block.
+ * dies. An endpoint is made only when a block first needs gets (a region
+ * that is not read directly: RDMA hardware, or tcp where allowed): UCX
+ * parses a worker address with no length and trusts every byte, so with
+ * the default transports (shared memory) a DataNode never hands UCX an
+ * address a peer sent. Endpoints are created on the worker's progress
+ * thread, never inside UCX's callback. A connection whose peer opens no
+ * block within {@code dfs.datanode.rdma.unbound-connection-timeout-ms} is
+ * closed; so is one idle that long after its last block. At most
+ * {@link #MAX_CONNECTIONS} are known at once; older unused ones are
+ * forgotten first.
  */
 final class UcxConnections {
 
@@ -40,6 +46,7 @@ final class UcxConnections {
     final AtomicInteger sessions = new AtomicInteger();
     volatile long lastUsedNanos = createdNanos;
     volatile boolean everBound;
+    boolean connecting;
     volatile UcxEndpoint endpoint;
 
     Connection(long replyEndpoint, byte[] address) {
@@ -52,6 +59,9 @@ final class UcxConnections {
   private final byte[] ownAddress;
   private final long connectTimeoutMs;
   private final long idleTimeoutNanos;
+  /** Client connections remembered at once, at most. */
+  static final int MAX_CONNECTIONS = 4096;
+
   private final Map<Long, Connection> byReplyEndpoint =
       new ConcurrentHashMap<Long, Connection>();
   private final AtomicLong hellos = new AtomicLong();
@@ -66,9 +76,10 @@ final class UcxConnections {
   }
 
   /**
-   * A client's hello, inside UCX's callback: connect back to it on the
-   * progress thread. A client in this very JVM (MiniDFSCluster) needs no
-   * endpoint back: its regions are read directly.
+   * A client's hello, inside UCX's callback: remember its address for an
+   * endpoint back, made when a block first needs one ({@link #connect}). A
+   * client in this very JVM (MiniDFSCluster) needs none: its regions are
+   * read directly.
    */
   void onHello(byte[] address, long replyEndpoint) {
     hellos.incrementAndGet();
@@ -76,9 +87,26 @@ final class UcxConnections {
         || byReplyEndpoint.containsKey(replyEndpoint)) {
       return;
     }
-    final Connection c = new Connection(replyEndpoint, address);
-    byReplyEndpoint.put(replyEndpoint, c);
-    worker.execute(() -> UcxEndpoint.connect(worker, address,
+    if (byReplyEndpoint.size() >= MAX_CONNECTIONS) {
+      forgetOldestUnused();
+    }
+    byReplyEndpoint.put(replyEndpoint,
+        new Connection(replyEndpoint, address));
+  }
+
+  /**
+   * Starts making the endpoint back to a connection's client, once; on the
+   * progress thread.
+   */
+  void connect(final Connection c) {
+    synchronized (c) {
+      if (c.connecting) {
+        return;
+      }
+      c.connecting = true;
+    }
+    final long replyEndpoint = c.replyEndpoint;
+    worker.execute(() -> UcxEndpoint.connect(worker, c.address,
         "client at endpoint 0x" + Long.toHexString(replyEndpoint),
         connectTimeoutMs).whenComplete((e, error) -> {
           if (error != null) {
@@ -91,6 +119,21 @@ final class UcxConnections {
           e.addCloseListener(closed -> byReplyEndpoint.remove(replyEndpoint,
               c));
         }));
+  }
+
+  private void forgetOldestUnused() {
+    Connection oldest = null;
+    for (Connection c : byReplyEndpoint.values()) {
+      if (c.sessions.get() == 0 && (oldest == null
+          || c.lastUsedNanos < oldest.lastUsedNanos)) {
+        oldest = c;
+      }
+    }
+    if (oldest != null && byReplyEndpoint.remove(oldest.replyEndpoint,
+        oldest) && oldest.endpoint != null) {
+      final UcxEndpoint e = oldest.endpoint;
+      worker.execute(e::close);
+    }
   }
 
   /** The connection a message's reply endpoint belongs to, or null. */

@@ -504,6 +504,9 @@ public class UcxPacketReceiver extends PacketReceiver {
       if (e != null && e.isUsable()) {
         return e;
       }
+      if (c != null) {
+        runtime.connections().connect(c);
+      }
       if (System.nanoTime() > deadline) {
         throw new IOException("hdfs-rdma: no UCX endpoint back to the client"
             + " of " + session.description() + " for its gets");

@@ -47,6 +47,9 @@ public final class UcxEndpoint implements Closeable {
         return t;
       });
 
+  /** Zero bytes after a copied worker address. */
+  private static final int ADDRESS_PADDING = 4096;
+
   /** How long close() waits for threads inside a send. */
   private static final long CLOSE_WAIT_MS = 5_000;
 
@@ -70,7 +73,9 @@ public final class UcxEndpoint implements Closeable {
       boolean peerErrorHandling) {
     this.worker = worker;
     this.peer = peer;
-    ByteBuffer a = ByteBuffer.allocateDirect(address.length);
+    // UCX parses a worker address with no length: zeros after it keep any
+    // read past its end inside this buffer.
+    ByteBuffer a = ByteBuffer.allocateDirect(address.length + ADDRESS_PADDING);
     a.put(address).clear();
     UcpEndpointParams params = new UcpEndpointParams().setUcpAddress(a)
         .setName("hdfs-rdma to " + peer)
