@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory;
  * here: a crash in String.equals while JUCX was still unpacking its own
  * library). UCX_HANDLE_ERRORS=none before libucs loads prevents it. The
  * helper does not link UCX, so loading it loads no UCX. It also lets a
- * restarted listener take its port at once (UCX_*_CM_REUSEADDR).</li>
+ * peer's stray messages fill no log (UCX_LOG_LEVEL=error).</li>
  * <li>Describe an endpoint or a worker (ucp_ep_print_info): which transports
  * really carry the bytes.</li>
  * </ul>
@@ -97,10 +97,11 @@ public final class NativeIntrospection {
   private static final String[][] ENVIRONMENT_DEFAULTS = {
     // libucs's SIGSEGV/SIGBUS handlers take the JVM's own faults.
     {"UCX_HANDLE_ERRORS", "none"},
-    // A restarted DataNode listens on its port again at once, not after
-    // the dead process's connections time out.
-    {"UCX_TCP_CM_REUSEADDR", "y"},
-    {"UCX_RDMA_CM_REUSEADDR", "y"},
+    // UCX logs every message it drops below its own layer (an active
+    // message of a feature this context did not request, a stray tagged
+    // message) at WARN with a hex dump and a backtrace: a peer could fill
+    // the disk. Errors still show.
+    {"UCX_LOG_LEVEL", "error"},
     // Lets endpoints with peer error handling use shared-memory lanes on
     // one host (4-5x tcp here); peer death is still detected (keepalive,
     // process checks). See the module README for the measurements.
