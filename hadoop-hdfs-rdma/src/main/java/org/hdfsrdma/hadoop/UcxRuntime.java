@@ -62,9 +62,6 @@ public final class UcxRuntime implements Closeable {
   /** Below FileSystem's (10): runs after open files were closed. */
   static final int SHUTDOWN_HOOK_PRIORITY = 1;
 
-  /** Messages a shared-memory receive queue holds. */
-  static final int MM_FIFO_SIZE = 256;
-
   /** Regions read directly stay mapped this long after their last use. */
   private static final long REGION_IDLE_SECONDS = 30;
 
@@ -106,14 +103,11 @@ public final class UcxRuntime implements Closeable {
     if (problem != null) {
       throw new UcxUnavailableException(problem);
     }
-    // A DataNode's shared-memory receive queue is shared by all its
-    // clients; each keeps up to 80 packets in flight. UCX's default of 64
-    // messages would make senders queue (and wait) whenever the DataNode
-    // falls a little behind. 256 elements cost 2 MiB of shared memory per
-    // transport.
-    UcxContext.Options options = UcxContext.Options.defaults()
-        .withUcxConfig("SYSV_FIFO_SIZE", String.valueOf(MM_FIFO_SIZE))
-        .withUcxConfig("POSIX_FIFO_SIZE", String.valueOf(MM_FIFO_SIZE));
+    // The shared-memory receive queues keep UCX's default depth: a sender
+    // indexes its peer's queue with its own configured depth (UCX 1.13,
+    // uct_mm_ep), so peers that disagree lose messages and hang. Every
+    // JVM on a host must run with the same UCX_*_FIFO_SIZE (DESIGN.md).
+    UcxContext.Options options = UcxContext.Options.defaults();
     if (!conf.ucxTls.isEmpty()) {
       options = options.withUcxConfig("TLS", conf.ucxTls);
     }
