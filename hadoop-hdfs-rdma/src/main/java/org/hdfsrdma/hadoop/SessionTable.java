@@ -84,12 +84,6 @@ public final class SessionTable implements MessageHandler {
     }
   }
 
-  /** Rejections of one peer endpoint since its last log line. */
-  private static final class PeerLog {
-    long lastLogNanos;
-    long suppressed;
-  }
-
   private final UcxRuntime runtime;
   private volatile Index index = new Index(16);
   private int open;
@@ -98,7 +92,7 @@ public final class SessionTable implements MessageHandler {
   private final HelloMessage hello = new HelloMessage();
   private final AtomicLong routed = new AtomicLong();
   private final AtomicLong rejected = new AtomicLong();
-  private final Cache<Long, PeerLog> peerLogs = CacheBuilder.newBuilder()
+  private final Cache<Long, RateLimitedLog> peerLogs = CacheBuilder.newBuilder()
       .maximumSize(1024).expireAfterAccess(10, TimeUnit.MINUTES).build();
 
   SessionTable(UcxRuntime runtime) {
@@ -222,6 +216,10 @@ public final class SessionTable implements MessageHandler {
       return;
     }
     String refusal = s.bind(replyEndpoint);
+    if (refusal == null && s.failure() != null) {
+      // No more work for a client whose block already failed.
+      refusal = "region for " + s.description() + ", which failed";
+    }
     if (refusal != null) {
       reject(replyEndpoint, refusal, s);
       return;
@@ -247,24 +245,13 @@ public final class SessionTable implements MessageHandler {
   private void reject(long endpoint, String why, UcxBlockSession session) {
     rejected.incrementAndGet();
     runtime.countRejected();
-    PeerLog log = peerLogs.getIfPresent(endpoint);
+    RateLimitedLog log = peerLogs.getIfPresent(endpoint);
     if (log == null) {
-      log = new PeerLog();
+      log = RateLimitedLog.of(LOG);
       peerLogs.put(endpoint, log);
     }
-    long now = System.nanoTime();
-    if (log.lastLogNanos != 0 && now - log.lastLogNanos
-        < TimeUnit.MILLISECONDS.toNanos(LOG_INTERVAL_MS)) {
-      log.suppressed++;
-      return;
-    }
-    LOG.warn("hdfs-rdma: refused a UCX message from endpoint 0x{}{}: {}{}",
-        Long.toHexString(endpoint), session == null ? ""
-            : " (" + session.description() + ")", why,
-        log.suppressed == 0 ? "" : " (and " + log.suppressed
-            + " more refusals from it in the last "
-            + (LOG_INTERVAL_MS / 1000) + " s)");
-    log.lastLogNanos = now;
-    log.suppressed = 0;
+    log.warn("hdfs-rdma: refused a UCX message from endpoint 0x"
+        + Long.toHexString(endpoint) + (session == null ? ""
+            : " (" + session.description() + ")") + ": " + why);
   }
 }

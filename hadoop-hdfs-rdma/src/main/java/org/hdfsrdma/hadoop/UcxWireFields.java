@@ -115,6 +115,10 @@ public final class UcxWireFields {
 
   private static final SecureRandom RANDOM = new SecureRandom();
 
+  /** Malformed offers come from the network: logged at a bounded rate. */
+  private static final RateLimitedLog BAD_OFFERS =
+      RateLimitedLog.of(LOG);
+
   private UcxWireFields() {
   }
 
@@ -727,8 +731,8 @@ public final class UcxWireFields {
         }
         int len = CodedInputStream.readRawVarint32(first, in);
         if (len < 0 || len > PEEK_LIMIT - 5) {
-          LOG.warn("writeBlock op of {} bytes, over the peek limit {};"
-              + " no hdfs-rdma request read", len, PEEK_LIMIT);
+          BAD_OFFERS.warn("writeBlock op of " + len + " bytes, over the peek"
+              + " limit " + PEEK_LIMIT + "; no hdfs-rdma request read");
           return null;
         }
         byte[] proto = new byte[len];
@@ -744,7 +748,7 @@ public final class UcxWireFields {
         LOG.debug("Peeked {}", r);
         return r;
       } catch (IOException e) {
-        LOG.warn("Ignoring hdfs-rdma request: {}", e.getMessage());
+        BAD_OFFERS.warn("Ignoring an hdfs-rdma request: " + e.getMessage());
         return null;
       }
     } finally {

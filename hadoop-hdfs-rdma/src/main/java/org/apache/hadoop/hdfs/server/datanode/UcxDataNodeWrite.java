@@ -18,6 +18,7 @@ import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.BlockOpResponseP
 import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.Status;
 import org.apache.hadoop.hdfs.security.token.block.BlockTokenIdentifier;
 import org.apache.hadoop.security.token.Token;
+import org.hdfsrdma.hadoop.RateLimitedLog;
 import org.hdfsrdma.hadoop.RdmaConf;
 import org.hdfsrdma.hadoop.UcxBlockSession;
 import org.hdfsrdma.hadoop.UcxPacketReceiver;
@@ -55,6 +56,10 @@ public final class UcxDataNodeWrite {
   private static final Logger LOG =
       LoggerFactory.getLogger(UcxDataNodeWrite.class);
 
+  /** Hostile mirrors' commit lists, logged at a bounded rate. */
+  private static final RateLimitedLog BAD_COMMITS =
+      RateLimitedLog.of(LOG);
+
   private final WriteRequest request;
   private final ReadableByteChannel socket;
   private UcxRuntime runtime;
@@ -88,7 +93,8 @@ public final class UcxDataNodeWrite {
       try {
         request = UcxWireFields.peekWriteRequest(in);
       } catch (IOException e) {
-        LOG.warn("hdfs-rdma: cannot read the UCX offer of a writeBlock op;"
+        // Reading the op itself failed: Hadoop's own read will say so.
+        LOG.debug("hdfs-rdma: cannot read the UCX offer of a writeBlock op;"
             + " the block stays on TCP: {}", e.toString());
       }
     }
@@ -167,8 +173,8 @@ public final class UcxDataNodeWrite {
     try {
       downstream = UcxWireFields.commitsOf(ack);
     } catch (IOException e) {
-      LOG.warn("hdfs-rdma: malformed commit list from the mirror of {}: {}",
-          session.description(), e.getMessage());
+      BAD_COMMITS.warn("hdfs-rdma: malformed commit list from the mirror of "
+          + session.description() + ": " + e.getMessage());
       downstream = Collections.emptyList();
     }
   }
@@ -221,10 +227,10 @@ public final class UcxDataNodeWrite {
     }
     for (int i = 0; i < mirrors; i++) {
       if (!downstream.get(i).getXferAddr().equals(targets[i].getXferAddr())) {
-        LOG.warn("hdfs-rdma: the mirror of {} committed for {} where the"
-            + " pipeline has {}; the block stays on TCP",
-            session.description(), downstream.get(i).getXferAddr(),
-            targets[i].getXferAddr());
+        BAD_COMMITS.warn("hdfs-rdma: the mirror of " + session.description()
+            + " committed for " + downstream.get(i).getXferAddr() + " where"
+            + " the pipeline has " + targets[i].getXferAddr() + "; the block"
+            + " stays on TCP");
         return "commit list does not match the pipeline";
       }
     }
