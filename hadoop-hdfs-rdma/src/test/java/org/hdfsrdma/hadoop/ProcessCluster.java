@@ -1,0 +1,393 @@
+package org.hdfsrdma.hadoop;
+
+import static org.junit.Assert.assertTrue;
+
+import java.io.Closeable;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.HttpURLConnection;
+import java.net.ServerSocket;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.FileUtil;
+import org.apache.hadoop.hdfs.DistributedFileSystem;
+import org.apache.hadoop.hdfs.protocol.HdfsConstants.DatanodeReportType;
+import org.apache.hadoop.test.GenericTestUtils;
+
+/**
+ * A NameNode and DataNodes, each its own JVM on this test's class path (so
+ * on this module's patched classes and test configuration: UCX on), on
+ * loopback ports, for tests that kill, measure or attack daemons. Each JVM
+ * writes its log and any crash report ({@code hs_err}) to the cluster's
+ * directory.
+ */
+final class ProcessCluster implements Closeable {
+
+  /** What a started JVM runs. */
+  enum Jvm {
+    /** This module's classes and configuration (UCX on). */
+    PATCHED,
+    /** The same, on a host whose UCX libraries cannot load. */
+    UCX_BROKEN,
+    /** Stock Hadoop 2.9.2 jars only: none of hdfs-rdma, no UCX settings. */
+    STOCK
+  }
+
+  /** One DataNode JVM. */
+  static final class DataNodeProcess {
+    final Process process;
+    final int xferPort;
+    final int httpPort;
+    final int ipcPort;
+    final String name;
+
+    DataNodeProcess(Process process, int xferPort, int httpPort, int ipcPort,
+        String name) {
+      this.process = process;
+      this.xferPort = xferPort;
+      this.httpPort = httpPort;
+      this.ipcPort = ipcPort;
+      this.name = name;
+    }
+
+    String xferAddress() {
+      return "127.0.0.1:" + xferPort;
+    }
+  }
+
+  private final File work;
+  private final List<Process> daemons = new ArrayList<Process>();
+  private final List<DataNodeProcess> dataNodes =
+      new ArrayList<DataNodeProcess>();
+  private String fsUri;
+  private String httpAddress;
+  private String[] common;
+
+  ProcessCluster(String name) {
+    work = GenericTestUtils.getTestDir(name + "-" + System.nanoTime());
+    work.mkdirs();
+  }
+
+  File work() {
+    return work;
+  }
+
+  String fsUri() {
+    return fsUri;
+  }
+
+  /** The NameNode's http address (for fsck). */
+  String httpAddress() {
+    return httpAddress;
+  }
+
+  List<DataNodeProcess> dataNodes() {
+    return Collections.unmodifiableList(dataNodes);
+  }
+
+  static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return s.getLocalPort();
+    }
+  }
+
+  /** The test class path without hdfs-rdma's classes, settings and UCX. */
+  private static String stockClassPath(String classPath) {
+    StringBuilder stock = new StringBuilder();
+    for (String entry : classPath.split(File.pathSeparator)) {
+      if (entry.endsWith("/target/classes")
+          || entry.endsWith("/target/test-classes")
+          || entry.matches(
+              ".*/(jucx|jucx-bridge|hadoop-hdfs-rdma)-[^/]*\\.jar")) {
+        continue;
+      }
+      stock.append(File.pathSeparator).append(entry);
+    }
+    return stock.toString();
+  }
+
+  /**
+   * Starts a JVM on this test's class path; {@link Jvm#UCX_BROKEN}: one
+   * whose UCX libraries cannot load (an empty libucp.so.0 first on
+   * LD_LIBRARY_PATH and java.library.path, as on a host with a broken or
+   * missing UCX install).
+   */
+  Process start(String name, Jvm kind, String mainClass, String... args)
+      throws IOException {
+    boolean withoutUcx = kind == Jvm.UCX_BROKEN;
+    File broken = new File(work, "broken-ucx");
+    List<String> command = new ArrayList<String>();
+    command.add(System.getProperty("java.home") + "/bin/java");
+    command.add("-Xmx512m");
+    command.add("-XX:ErrorFile=" + new File(work, "hs_err_pid%p.log"));
+    if (withoutUcx) {
+      // JUCX finds libucp through System.loadLibrary, then the dynamic
+      // linker: both must meet the broken library.
+      command.add("-Djava.library.path=" + broken.getAbsolutePath());
+    }
+    command.add("-cp");
+    // conf/ first: FsShell insists on a core-site.xml.
+    String classPath = System.getProperty("surefire.test.class.path",
+        System.getProperty("java.class.path"));
+    command.add(new File(work, "conf").getAbsolutePath()
+        + (kind == Jvm.STOCK ? stockClassPath(classPath)
+            : File.pathSeparator + classPath));
+    command.add(mainClass);
+    Collections.addAll(command, args);
+    ProcessBuilder builder = new ProcessBuilder(command)
+        .directory(work)
+        .redirectErrorStream(true)
+        .redirectOutput(new File(work, name + ".log"));
+    if (withoutUcx) {
+      broken.mkdirs();
+      new java.io.FileOutputStream(new File(broken, "libucp.so.0")).close();
+      String path = builder.environment().get("LD_LIBRARY_PATH");
+      builder.environment().put("LD_LIBRARY_PATH", broken.getAbsolutePath()
+          + (path == null || path.isEmpty() ? "" : ":" + path));
+    }
+    Process p = builder.start();
+    daemons.add(p);
+    return p;
+  }
+
+  /**
+   * Starts a NameNode and {@code count} DataNodes, the one numbered
+   * {@code special} (if any) of the given kind, each DataNode with
+   * {@code dataNodeConf} ("key=value" settings) besides the defaults.
+   */
+  ProcessCluster start(int count, int special, Jvm kind,
+      String... dataNodeConf) throws Exception {
+    int nnPort = freePort();
+    httpAddress = "127.0.0.1:" + freePort();
+    fsUri = "hdfs://127.0.0.1:" + nnPort;
+    File conf = new File(work, "conf");
+    conf.mkdirs();
+    Files.write(new File(conf, "core-site.xml").toPath(),
+        ("<?xml version=\"1.0\"?>\n<configuration><property><name>"
+        + "fs.defaultFS</name><value>" + fsUri + "</value></property>"
+        + "</configuration>\n").getBytes(StandardCharsets.UTF_8));
+    common = new String[] {
+        "-D", "fs.defaultFS=" + fsUri,
+        "-D", "dfs.namenode.name.dir=" + new File(work, "name"),
+        "-D", "dfs.namenode.http-address=" + httpAddress,
+        "-D", "dfs.namenode.datanode.registration.ip-hostname-check=false",
+        "-D", "dfs.namenode.fs-limits.min-block-size=0",
+        "-D", "hadoop.tmp.dir=" + new File(work, "tmp")};
+    List<String> format = new ArrayList<String>();
+    Collections.addAll(format, common);
+    Collections.addAll(format, "-format", "-force", "-nonInteractive");
+    Process f = start("format", Jvm.PATCHED,
+        "org.apache.hadoop.hdfs.server.namenode.NameNode",
+        format.toArray(new String[0]));
+    assertTrue(f.waitFor(120, TimeUnit.SECONDS));
+    daemons.remove(f);
+    start("namenode", Jvm.PATCHED,
+        "org.apache.hadoop.hdfs.server.namenode.NameNode", common);
+    for (int i = 0; i < count; i++) {
+      addDataNode(i == special ? kind : Jvm.PATCHED, dataNodeConf);
+    }
+    return this;
+  }
+
+  /** Starts one more DataNode. */
+  DataNodeProcess addDataNode(Jvm kind, String... dataNodeConf)
+      throws IOException {
+    int i = dataNodes.size();
+    int port = freePort();
+    int http = freePort();
+    int ipc = freePort();
+    List<String> args = new ArrayList<String>();
+    Collections.addAll(args, common);
+    Collections.addAll(args,
+        "-D", "dfs.datanode.data.dir=" + new File(work, "data" + i),
+        "-D", "dfs.datanode.address=127.0.0.1:" + port,
+        "-D", "dfs.datanode.http.address=127.0.0.1:" + http,
+        "-D", "dfs.datanode.ipc.address=127.0.0.1:" + ipc);
+    for (String kv : dataNodeConf) {
+      Collections.addAll(args, "-D", kv);
+    }
+    String name = "datanode" + i;
+    DataNodeProcess d = new DataNodeProcess(start(name, kind,
+        "org.apache.hadoop.hdfs.server.datanode.DataNode",
+        args.toArray(new String[0])), port, http, ipc, name);
+    dataNodes.add(d);
+    return d;
+  }
+
+  /**
+   * A client of the cluster (UCX on unless {@code base} says otherwise),
+   * once {@code live} DataNodes are live.
+   */
+  DistributedFileSystem client(Configuration base, int live)
+      throws Exception {
+    Configuration conf = new Configuration(base);
+    conf.set("fs.defaultFS", fsUri);
+    conf.set("dfs.namenode.http-address", httpAddress);
+    final DistributedFileSystem fs = (DistributedFileSystem)
+        FileSystem.newInstance(java.net.URI.create(fsUri), conf);
+    try {
+      GenericTestUtils.waitFor(() -> {
+        try {
+          return fs.getDataNodeStats(DatanodeReportType.LIVE).length == live;
+        } catch (IOException e) {
+          return false;
+        }
+      }, 500, 120_000);
+    } catch (Exception e) {
+      fs.close();
+      throw e;
+    }
+    return fs;
+  }
+
+  /** The pid of a started JVM. */
+  static long pid(Process p) {
+    try {
+      return (Long) Process.class.getMethod("pid").invoke(p);
+    } catch (ReflectiveOperationException e) {
+      throw new AssertionError("Process.pid() needs Java 9", e);
+    }
+  }
+
+  /** A process's resident set size in bytes, from /proc. */
+  static long rss(long pid) throws IOException {
+    for (String line : Files.readAllLines(new File("/proc/" + pid
+        + "/status").toPath(), StandardCharsets.UTF_8)) {
+      if (line.startsWith("VmRSS:")) {
+        return Long.parseLong(line.replaceAll("\\D", "")) * 1024;
+      }
+    }
+    throw new IOException("no VmRSS for " + pid);
+  }
+
+  /**
+   * A DataNode's memory after a full collection: its Java heap in use, and
+   * what the process holds outside the memory the JVM committed for heap
+   * and non-heap (UCX, malloc, thread stacks): the two places a flood
+   * could leave something behind.
+   */
+  static long[] retainedMemory(DataNodeProcess d) throws Exception {
+    Process gc = new ProcessBuilder(System.getProperty("java.home")
+        + "/bin/jcmd", String.valueOf(pid(d.process)), "GC.run")
+        .redirectErrorStream(true)
+        .redirectOutput(new File("/dev/null")).start();
+    if (!gc.waitFor(60, TimeUnit.SECONDS) || gc.exitValue() != 0) {
+      throw new IOException("jcmd GC.run failed for " + d.name);
+    }
+    long[] heap = memoryUsage(d, "HeapMemoryUsage");
+    long[] nonHeap = memoryUsage(d, "NonHeapMemoryUsage");
+    return new long[] {heap[0],
+        rss(pid(d.process)) - heap[1] - nonHeap[1]};
+  }
+
+  /** {used, committed} of a usage attribute of java.lang:type=Memory. */
+  private static long[] memoryUsage(DataNodeProcess d, String attribute)
+      throws IOException {
+    String json = jmx(d, "java.lang:type=Memory");
+    Matcher m = Pattern.compile("\"" + attribute
+        + "\"\\s*:\\s*\\{([^}]*)\\}").matcher(json);
+    if (!m.find()) {
+      throw new IOException("no " + attribute + " in " + json);
+    }
+    return new long[] {field(m.group(1), "used"),
+        field(m.group(1), "committed")};
+  }
+
+  private static long field(String object, String name) throws IOException {
+    Matcher m = Pattern.compile("\"" + name + "\"\\s*:\\s*(-?\\d+)")
+        .matcher(object);
+    if (!m.find()) {
+      throw new IOException("no " + name + " in " + object);
+    }
+    return Long.parseLong(m.group(1));
+  }
+
+  /** The JVM crash reports written in the cluster's directory. */
+  List<File> crashReports() {
+    List<File> out = new ArrayList<File>();
+    File[] files = work.listFiles();
+    if (files != null) {
+      for (File f : files) {
+        if (f.getName().startsWith("hs_err")) {
+          out.add(f);
+        }
+      }
+    }
+    return out;
+  }
+
+  /** A daemon's log so far. */
+  String log(String name) throws IOException {
+    return new String(Files.readAllBytes(new File(work, name + ".log")
+        .toPath()), StandardCharsets.UTF_8);
+  }
+
+  /**
+   * A numeric attribute of the DataNode's HdfsRdma JMX bean, from its
+   * /jmx servlet.
+   */
+  static long rdmaBean(DataNodeProcess d, String attribute)
+      throws IOException {
+    return bean(d, "Hadoop:service=DataNode,name=HdfsRdma", attribute);
+  }
+
+  /** A numeric attribute (the first of that name) of a DataNode's bean. */
+  static long bean(DataNodeProcess d, String query, String attribute)
+      throws IOException {
+    String json = jmx(d, query);
+    Matcher m = Pattern.compile("\"" + attribute + "\"\\s*:\\s*(-?\\d+)")
+        .matcher(json);
+    if (!m.find()) {
+      throw new IOException("no " + attribute + " in " + json);
+    }
+    return Long.parseLong(m.group(1));
+  }
+
+  /** The JSON a DataNode's /jmx servlet gives for {@code query}. */
+  private static String jmx(DataNodeProcess d, String query)
+      throws IOException {
+    URL url = new URL("http://127.0.0.1:" + d.httpPort + "/jmx?qry="
+        + query);
+    HttpURLConnection c = (HttpURLConnection) url.openConnection();
+    c.setConnectTimeout(10_000);
+    c.setReadTimeout(10_000);
+    try (InputStream in = c.getInputStream()) {
+      return new String(readAll(in), StandardCharsets.UTF_8);
+    }
+  }
+
+  private static byte[] readAll(InputStream in) throws IOException {
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+    byte[] buf = new byte[8192];
+    int n;
+    while ((n = in.read(buf)) > 0) {
+      out.write(buf, 0, n);
+    }
+    return out.toByteArray();
+  }
+
+  /** Stops every JVM and removes the cluster's directory. */
+  @Override
+  public void close() {
+    for (Process p : daemons) {
+      p.destroyForcibly();
+      try {
+        p.waitFor(30, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    FileUtil.fullyDelete(work);
+  }
+}
