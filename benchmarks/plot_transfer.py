@@ -38,8 +38,8 @@ METHODS = {
 }
 LABELS = {
     "socketTransfer": "Java socket (TCP loopback)",
-    "ucxSend": "UCX send (active message)",
-    "ucxGet": "UCX get (bridge)",
+    "ucxSend": "UCX send (bridge messages of <= 8 KiB)",
+    "ucxGet": "UCX get (on shared memory: a direct read)",
 }
 STYLES = {
     "socketTransfer": dict(color="tab:blue", marker="o"),
