@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Per-transfer cost against size (the seed paper's Fig. 4): a Java socket,
-# a UCX send and a UCX get through jucx-bridge, between two JVMs on this
-# host, with and without connection set-up counted in each transfer. Runs
-# the JMH benchmarks jar and writes to DIR:
+# UCX messages and a UCX get through jucx-bridge (on one host with the
+# product's transports the get is a direct read of the peer's shared
+# memory), between two JVMs on this host, with and without connection
+# set-up counted in each transfer. Runs the JMH benchmarks jar and writes
+# to DIR:
 #   jmh.json        JMH's own result
 #   jmh.log         JMH's console output (with the UCX lanes of each trial)
-#   transports.tsv  benchmark, size, UCX lanes (from the bridge's report)
+#   transports.tsv  benchmark, size, how UCX moved the bytes (lanes, direct
+#                   read or get)
 #   environment.txt machine, JDK, UCX, commit, JMH options
 #   transfer.csv    benchmark,setup_counted,size_bytes,us_per_op,error,transport
 #   crossover.csv   the size from which UCX send / get beat the socket
@@ -80,7 +83,7 @@ rm -f "$out/transports.tsv" "$out/jmh.json"
   echo "host: $(uname -srm), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "java: $(java -version 2>&1 | head -1)"
   echo "ucx: $(ucx_info -v 2>/dev/null | head -1 || echo unknown)"
-  echo "UCX_TLS: ${UCX_TLS:-(unset: UCX chooses)}"
+  echo "UCX_TLS: ${UCX_TLS:-(unset: ^tcp, as in the product)}"
   echo "UCX environment: $(env | grep '^UCX_' | sort | tr '\n' ' ')"
   echo "commit: $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 } > "$out/environment.txt"

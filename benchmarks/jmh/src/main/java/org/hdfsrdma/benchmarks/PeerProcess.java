@@ -22,16 +22,16 @@ import java.util.concurrent.TimeUnit;
 final class PeerProcess implements Closeable {
 
   private final Process process;
-  private final InetSocketAddress ucxAddress;
   private final InetSocketAddress socketAddress;
-  private final byte[] descriptor;
+  private final byte[] workerAddress;
+  private final byte[] announcement;
 
-  private PeerProcess(Process process, InetSocketAddress ucxAddress,
-      InetSocketAddress socketAddress, byte[] descriptor) {
+  private PeerProcess(Process process, InetSocketAddress socketAddress,
+      byte[] workerAddress, byte[] announcement) {
     this.process = process;
-    this.ucxAddress = ucxAddress;
     this.socketAddress = socketAddress;
-    this.descriptor = descriptor;
+    this.workerAddress = workerAddress;
+    this.announcement = announcement;
   }
 
   /** Starts a peer for payloads of {@code size} bytes; waits until ready. */
@@ -42,10 +42,6 @@ final class PeerProcess implements Closeable {
     command.add("-Xmx256m");
     command.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=" + System
         .getProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn"));
-    // Connections the benchmark closes (every operation of the WithSetup
-    // variants) end on this side as a "connection reset" warning each.
-    command.add("-Dorg.slf4j.simpleLogger.log.org.hdfsrdma.ucx.UcxConnection="
-        + "error");
     command.add("-cp");
     command.add(System.getProperty("java.class.path"));
     command.add(TransferPeer.class.getName());
@@ -78,24 +74,23 @@ final class PeerProcess implements Closeable {
       throw new IOException("peer JVM did not get ready: " + ready);
     }
     String[] fields = ready.split(" ");
-    InetAddress loopback = InetAddress.getLoopbackAddress();
-    return new PeerProcess(p,
-        new InetSocketAddress(loopback, Integer.parseInt(fields[1])),
-        new InetSocketAddress(loopback, Integer.parseInt(fields[2])),
-        Wire.unhex(fields[3]));
-  }
-
-  InetSocketAddress ucxAddress() {
-    return ucxAddress;
+    return new PeerProcess(p, new InetSocketAddress(
+        InetAddress.getLoopbackAddress(), Integer.parseInt(fields[1])),
+        Wire.unhex(fields[2]), Wire.unhex(fields[3]));
   }
 
   InetSocketAddress socketAddress() {
     return socketAddress;
   }
 
-  /** The encoded descriptor of the peer's exposed buffer. */
-  byte[] descriptor() {
-    return descriptor.clone();
+  /** The peer's UCX worker address: what connecting to it takes. */
+  byte[] workerAddress() {
+    return workerAddress.clone();
+  }
+
+  /** The encoded announcement of the peer's exposed region. */
+  byte[] announcement() {
+    return announcement.clone();
   }
 
   /** Closes the peer's standard input and waits; kills it after 10 s. */

@@ -11,15 +11,14 @@ import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
-import org.hdfsrdma.ucx.BenchmarkAccess;
-import org.hdfsrdma.ucx.PacketDescriptor;
-import org.hdfsrdma.ucx.RegisteredBuffer;
+import org.hdfsrdma.ucx.EndpointCache;
+import org.hdfsrdma.ucx.RegionAnnouncement;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
-import org.hdfsrdma.ucx.TransportReport;
-import org.hdfsrdma.ucx.UcxConnection;
+import org.hdfsrdma.ucx.RemoteRegion;
+import org.hdfsrdma.ucx.StatusSlots;
 import org.hdfsrdma.ucx.UcxContext;
+import org.hdfsrdma.ucx.UcxEndpoint;
 import org.hdfsrdma.ucx.UcxWorker;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -35,44 +34,55 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.BenchmarkParams;
-import org.openucx.jucx.UcxCallback;
-import org.openucx.jucx.ucp.UcpConstants;
-import org.openucx.jucx.ucp.UcpRequest;
-import org.openucx.jucx.ucs.UcsConstants;
 
 /**
- * Cost of one transfer of {@code size} bytes to another JVM on this host,
- * the paper's Fig. 4 (transfer time against data size, RDMA against
- * sockets), three ways:
+ * Cost of one transfer of {@code size} bytes to or from another JVM on this
+ * host, the paper's Fig. 4 (transfer time against data size, RDMA against
+ * sockets), three ways, all through public APIs (the JDK's, the bridge's):
  *
  * <ul>
  * <li>{@code socketTransfer}: a blocking Java socket over loopback TCP
  * (TCP_NODELAY): write {@code size} bytes, the peer reads exactly that many
  * and answers 8 bytes; one operation ends when the answer is read. An
  * HDFS packet and its ack.</li>
- * <li>{@code ucxSend}: a UCX active message of {@code size} bytes from
- * registered memory, on the bridge's worker and progress thread; the peer
- * receives it into registered memory and answers with an 8-byte active
- * message; one operation ends when the send has completed and the answer
- * arrived.</li>
- * <li>{@code ucxGet}: {@link UcxConnection#get} of {@code size} bytes of the
- * peer's registered memory, described once by the peer, into a registered
- * buffer; one operation ends when the get completed. What a DataNode does
- * for each packet of the UCX write path.</li>
+ * <li>{@code ucxSend}: the payload as bridge messages
+ * ({@link UcxEndpoint#send}, eager, from registered memory) of at most
+ * {@link UcxWorker#MAX_MESSAGE_BYTES} bytes each, the most a message
+ * handler is given (one message up to 8 KiB, {@code size / 8 KiB} above);
+ * the peer copies each into a landing buffer and after the last answers
+ * with an 8-byte message over its own endpoint back to this JVM; one
+ * operation ends when the answer arrived. This thread sends and then
+ * drives the worker ({@link UcxWorker#drive}) until the answer is there, as
+ * the write path's threads do.</li>
+ * <li>{@code ucxGet}: {@code size} bytes of a region the peer announced
+ * ({@link RegionAnnouncement}, opened with {@link RemoteRegion#open}) into
+ * this JVM's memory. On one host with the product's transports the region
+ * is the peer's SysV segment, attached here: the "get" is a direct read, a
+ * copy into a heap array as the DataNode's receiver makes. Where UCX cannot
+ * map it (UCX_TLS=tcp, or RDMA hardware between hosts) it is a UCX get
+ * ({@link RemoteRegion#startGet}) into registered memory, ending when the
+ * get completed. What a DataNode does for each packet of the write
+ * path.</li>
  * </ul>
  *
- * Each has a {@code WithSetup} variant that opens and closes the
+ * Each has a {@code WithSetup} variant that also makes and closes the
  * connection in every operation: socket connect, transfer, close; bridge
- * connect (which waits for UCX's wire-up), transfer (the get unpacks the
- * remote key again on the new endpoint), close of the endpoint. The peer's
- * listeners stay up.
+ * connect by the peer's worker address ({@link UcxEndpoint#connect}, which
+ * waits for UCX's wire-up), transfer, close of the endpoint; for the get
+ * the region is opened again on the new endpoint (remote key unpacked,
+ * segment checked with the kernel and attached) and released. For sends
+ * the peer's answers keep coming over its endpoint back to the connection
+ * this JVM made (and greeted) at the trial's start: the bridge sends only
+ * on an endpoint of one's own, and a DataNode keeps its endpoints back to
+ * clients.
  *
  * <p>The peer is a separate JVM ({@link TransferPeer}) started per trial;
- * this JVM plays the DataNode for gets. UCX runs with the product's
- * settings (UcxRuntime's: default options, UCX chooses the transports, peer
- * error handling on). The lanes UCX chose are printed and, when the
- * environment variable {@code HDFSRDMA_BENCH_TRANSPORTS} names a file,
- * appended to it. Nothing here asserts a timing.
+ * this JVM plays the client for sends and the DataNode for gets. UCX runs
+ * with the product's settings ({@link Wire#ucxOptions()}: UCX_TLS ^tcp
+ * unless the environment sets it, peer error handling on). The lanes and
+ * how the region is read are printed and, when the environment variable
+ * {@code HDFSRDMA_BENCH_TRANSPORTS} names a file, appended to it. Nothing
+ * here asserts a timing.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
@@ -88,8 +98,22 @@ public class TransferBenchmark {
 
   /** Bound on one operation; a stuck transfer fails the trial. */
   private static final long OP_TIMEOUT_MS = 30_000;
+  private static final long OP_TIMEOUT_NANOS =
+      TimeUnit.MILLISECONDS.toNanos(OP_TIMEOUT_MS);
+  /**
+   * Longest sleep of one {@link UcxWorker#drive} call. The worker's
+   * progress thread sweeps the worker every few ms while a driver exists;
+   * a completion it takes just before this thread arms the event wait
+   * wakes nobody (over tcp nothing is left for the wait to see: a 20 s
+   * stall was seen). Waits are made of drives this long, so such a loss
+   * costs at most this.
+   */
+  private static final long DRIVE_SLICE_NANOS =
+      TimeUnit.MILLISECONDS.toNanos(1);
   /** Appends benchmark, size and UCX lanes here when set. */
   static final String TRANSPORTS_ENV = "HDFSRDMA_BENCH_TRANSPORTS";
+  /** The peer's name in the bridge's messages. */
+  private static final String PEER = "transfer peer";
 
   @Param({"1024", "4096", "16384", "65536", "262144", "1048576", "4194304"})
   public int size;
@@ -104,13 +128,30 @@ public class TransferBenchmark {
   // UCX benchmarks.
   private UcxContext context;
   private UcxWorker worker;
+  private byte[] peerAddress;
+  private StatusSlots slots;
+  /** Sends: the payload. Gets that are not direct reads: where they land. */
   private RegisteredBufferPool pool;
-  private RegisteredBuffer buffer;
-  private PacketDescriptor descriptor;
-  private UcxConnection connection;
-  private boolean ackHandlerSet;
-  /** The send waiting for its ack; written by the benchmark thread. */
-  private volatile SendOp currentSend;
+  private long token = RegisteredBufferPool.NO_LEASE;
+  /** Sends: the connection greeted with this JVM's address. */
+  private EndpointCache greeted;
+  /** The open connection (sends: the greeted one). */
+  private UcxEndpoint endpoint;
+  // Gets.
+  private RegionAnnouncement announcement;
+  private RemoteRegion.Policy policy;
+  private RemoteRegion region;
+  private ByteBuffer reader;
+  private byte[] packet;
+  // This thread as a driver of the worker.
+  private UcxWorker.Driver driver;
+  private volatile Thread driverThread;
+  /** Answers the peer sent; counted by the message handler. */
+  private volatile long answers;
+  /** Answers this thread waits for. */
+  private long answersAwaited;
+  private final UcxWorker.Readiness answered = () -> answers >= answersAwaited;
+  private final UcxWorker.Readiness slotDone = () -> !slots.inProgress(0);
 
   @Setup(Level.Trial)
   public void setUp(BenchmarkParams params) throws Exception {
@@ -121,7 +162,7 @@ public class TransferBenchmark {
     if (method.startsWith("socket")) {
       payload = ByteBuffer.allocateDirect(size);
       for (int i = 0; i < size; i++) {
-        payload.put(i, (byte) i);
+        payload.put(i, Wire.payloadByte(i));
       }
       ack = ByteBuffer.allocateDirect(Wire.ACK_BYTES);
       channel = openSocket();
@@ -133,40 +174,65 @@ public class TransferBenchmark {
       record(method, "java socket over TCP loopback");
       return;
     }
-    context = new UcxContext(UcxContext.Options.defaults());
-    worker = new UcxWorker(context, "bench").start();
+    context = new UcxContext(Wire.ucxOptions());
+    worker = new UcxWorker(context, "bench");
+    // Handler calls never overlap: a plain increment of the volatile is safe.
+    // An answer another thread delivered (the progress thread's sweep)
+    // wakes this thread from the event wait: nothing else would.
+    worker.setMessageHandler((message, length, replyEndpoint) -> {
+      if (length == Wire.ACK_BYTES) {
+        answers++;
+        if (Thread.currentThread() != driverThread) {
+          worker.signal();
+        }
+      }
+    });
+    worker.start();
+    slots = new StatusSlots(1);
+    peerAddress = peer.workerAddress();
     pool = new RegisteredBufferPool(context, "bench", size, size, size, false);
-    buffer = pool.acquire(1000);
-    for (int i = 0; i < size; i++) {
-      buffer.buffer().put(i, (byte) i);
+    token = pool.acquire(1000);
+    if (method.startsWith("ucxSend")) {
+      ByteBuffer bytes = pool.buffer(token);
+      for (int i = 0; i < size; i++) {
+        bytes.put(i, Wire.payloadByte(i));
+      }
+      // The hello makes the peer connect back; it answers once it has.
+      greeted = new EndpointCache(worker, OP_TIMEOUT_MS, worker.address());
+      endpoint = await(greeted.get(peerAddress, PEER), "connect");
+      awaitAnswer();
+      send(endpoint);
+      int messages = (size + UcxWorker.MAX_MESSAGE_BYTES - 1)
+          / UcxWorker.MAX_MESSAGE_BYTES;
+      record(method, messages + " message(s) per transfer; "
+          + endpoint.transports());
+      // WithSetup: the greeted connection stays, the answers come back
+      // over the peer's endpoint paired with it.
+      return;
     }
-    BenchmarkAccess.setActiveMessageHandler(worker, Wire.ACK_AM_ID,
-        (headerAddress, headerLength, data, replyEndpoint) -> {
-          SendOp op = currentSend;
-          if (op != null) {
-            op.acked();
-          }
-          return UcsConstants.STATUS.UCS_OK;
-        });
-    ackHandlerSet = true;
-    byte[] encoded = peer.descriptor();
+    byte[] encoded = peer.announcement();
     ByteBuffer message = ByteBuffer.allocateDirect(encoded.length);
     message.put(encoded).clear();
-    descriptor = new PacketDescriptor().wrap(message, 0, encoded.length)
-        .validate(size);
-    // One transfer finishes UCX's lazy wire-up and shows the lanes.
-    connection = connect();
-    if (method.startsWith("ucxSend")) {
-      send(connection);
-    } else {
-      get(connection);
-    }
-    TransportReport report = connection.transports().get(30,
-        TimeUnit.SECONDS);
-    record(method, report.toString());
+    announcement = new RegionAnnouncement().wrap(message, 0, encoded.length)
+        .validate();
+    // The peer's segments are another process's: none of ours may be named.
+    // Emulated gets are allowed: with UCX_TLS=tcp they are the point.
+    policy = new RemoteRegion.Policy(shmid -> false, true);
+    packet = new byte[size];
+    endpoint = connect();
+    region = open(endpoint);
+    reader = region.isDirect() ? region.reader() : null;
+    read(region, endpoint, reader);
+    verify(reader != null ? ByteBuffer.wrap(packet) : pool.buffer(token));
+    record(method, (region.isDirect()
+        ? "direct read of the peer's shared memory"
+        : "UCX get: " + region) + "; endpoint " + endpoint.transports());
     if (withSetup) {
-      connection.close();
-      connection = null;
+      region.release();
+      region = null;
+      reader = null;
+      endpoint.close();
+      endpoint = null;
     }
   }
 
@@ -176,19 +242,22 @@ public class TransferBenchmark {
       if (channel != null) {
         channel.close();
       }
-      if (connection != null) {
-        connection.close();
+      if (region != null) {
+        region.release();
       }
-      if (ackHandlerSet) {
-        BenchmarkAccess.removeActiveMessageHandler(worker, Wire.ACK_AM_ID);
+      if (greeted != null) {
+        greeted.close();
+      } else if (endpoint != null) {
+        endpoint.close();
+      }
+      if (driver != null) {
+        worker.unregisterDriver(driver);
       }
       if (worker != null) {
         worker.close();
       }
-      if (buffer != null) {
-        buffer.release();
-      }
       if (pool != null) {
+        pool.release(token);
         pool.close();
       }
       if (context != null) {
@@ -215,12 +284,12 @@ public class TransferBenchmark {
 
   @Benchmark
   public void ucxSend() throws IOException {
-    send(connection);
+    send(endpoint);
   }
 
   @Benchmark
   public void ucxSendWithSetup() throws IOException {
-    UcxConnection c = connect();
+    UcxEndpoint c = connect();
     try {
       send(c);
     } finally {
@@ -229,16 +298,21 @@ public class TransferBenchmark {
   }
 
   @Benchmark
-  public void ucxGet() throws IOException {
-    get(connection);
+  public int ucxGet() throws IOException {
+    return read(region, endpoint, reader);
   }
 
   @Benchmark
-  public void ucxGetWithSetup() throws IOException {
-    UcxConnection c = connect();
+  public int ucxGetWithSetup() throws IOException {
+    UcxEndpoint c = connect();
+    RemoteRegion r = null;
     try {
-      get(c);
+      r = open(c);
+      return read(r, c, r.isDirect() ? r.reader() : null);
     } finally {
+      if (r != null) {
+        r.release();
+      }
       c.close();
     }
   }
@@ -270,77 +344,139 @@ public class TransferBenchmark {
     return ack.getLong(0);
   }
 
-  private UcxConnection connect() throws IOException {
-    return await(UcxConnection.connect(worker, peer.ucxAddress(),
+  /** This thread as a driver of the worker (JMH may change threads). */
+  private UcxWorker.Driver driver() {
+    Thread t = Thread.currentThread();
+    if (driverThread != t) {
+      if (driver != null) {
+        worker.unregisterDriver(driver);
+      }
+      driver = worker.registerDriver();
+      driverThread = t;
+    }
+    return driver;
+  }
+
+  /** Connects to the peer's worker; this thread drives the wire-up. */
+  private UcxEndpoint connect() throws IOException {
+    return await(UcxEndpoint.connect(worker, peerAddress, PEER,
         OP_TIMEOUT_MS), "connect");
   }
 
-  private void get(UcxConnection c) throws IOException {
-    await(c.get(descriptor, buffer, OP_TIMEOUT_MS), "get");
+  /**
+   * Opens the peer's region on endpoint {@code e}: every check of
+   * {@link RemoteRegion#open}, the key unpacked on {@code e}. (The product
+   * passes the endpoint a message handler was handed with the
+   * announcement; this benchmark has the announcement from the peer's
+   * first line and passes its own endpoint to the same peer.)
+   */
+  private RemoteRegion open(UcxEndpoint e) throws IOException {
+    return RemoteRegion.open(e.handle(), announcement, policy, PEER);
   }
 
-  /** Sends the payload as one active message and waits for the ack. */
-  private void send(UcxConnection c) throws IOException {
-    SendOp op = new SendOp();
-    currentSend = op;
-    final long address = buffer.address();
-    final int length = size;
-    worker.execute(() -> {
-      try {
-        // The reply flag hands the peer this endpoint to answer on.
-        BenchmarkAccess.endpoint(c).sendAmNonBlocking(Wire.DATA_AM_ID, 0, 0,
-            address, length, UcpConstants.UCP_AM_SEND_FLAG_REPLY, op);
-      } catch (Throwable t) {
-        op.done.completeExceptionally(t);
-      }
-    });
-    await(op.done, "send");
-    currentSend = null;
-  }
-
-  private static <T> T await(CompletableFuture<T> future, String what)
+  /**
+   * The first {@code size} bytes of the region (the peer's payload): a
+   * direct read into {@link #packet} when {@code direct} is given, else a
+   * UCX get into the pool's buffer over {@code e}.
+   */
+  private int read(RemoteRegion r, UcxEndpoint e, ByteBuffer direct)
       throws IOException {
-    try {
-      return future.get(OP_TIMEOUT_MS, TimeUnit.MILLISECONDS);
-    } catch (ExecutionException e) {
-      Throwable cause = e.getCause();
-      throw cause instanceof IOException ? (IOException) cause
-          : new IOException(what + " failed: " + cause, cause);
-    } catch (TimeoutException e) {
-      throw new IOException(what + " took over " + OP_TIMEOUT_MS + " ms");
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new InterruptedIOException(what + " interrupted");
+    if (direct != null) {
+      direct.clear();
+      direct.get(packet, 0, size);
+      return packet[size - 1];
+    }
+    if (r.startGet(e, r.base(), pool.address(token), size,
+        slots.address(0)) != 0) {
+      drive(slotDone, "a get");
+    }
+    int status = slots.status(0);
+    if (status != 0) {
+      throw new IOException("get failed: " + StatusSlots.describe(status));
+    }
+    return status;
+  }
+
+  /** Fails unless the first {@code size} bytes are the peer's payload. */
+  private void verify(ByteBuffer bytes) throws IOException {
+    for (int i = 0; i < size; i++) {
+      if (bytes.get(i) != Wire.payloadByte(i)) {
+        throw new IOException("byte " + i + " read from the peer is wrong");
+      }
     }
   }
 
   /**
-   * One active-message send: done when UCX completed the send and the
-   * peer's ack arrived. Both callbacks run on the progress thread.
+   * Sends the payload as messages of at most
+   * {@link UcxWorker#MAX_MESSAGE_BYTES} bytes and waits for the peer's
+   * answer. A send UCX had to queue (the peer's receive queue full) is
+   * awaited at once, progressing the worker, as the write path's client
+   * does: UCX retries it only when this side progresses.
    */
-  private static final class SendOp extends UcxCallback {
-    final CompletableFuture<Void> done = new CompletableFuture<Void>();
-    private int outstanding = 2;
-
-    @Override
-    public void onSuccess(UcpRequest request) {
-      step();
-    }
-
-    @Override
-    public void onError(int status, String message) {
-      done.completeExceptionally(new IOException("UCX send failed: "
-          + message + " (status " + status + ")"));
-    }
-
-    void acked() {
-      step();
-    }
-
-    private void step() {
-      if (--outstanding == 0) {
-        done.complete(null);
+  private void send(UcxEndpoint e) throws IOException {
+    long base = pool.address(token);
+    for (int offset = 0; offset < size;
+        offset += UcxWorker.MAX_MESSAGE_BYTES) {
+      int length = Math.min(UcxWorker.MAX_MESSAGE_BYTES, size - offset);
+      if (e.send(base + offset, length, slots.address(0)) != 0) {
+        awaitSent();
       }
+    }
+    awaitAnswer();
+  }
+
+  private void awaitSent() throws IOException {
+    long deadline = System.nanoTime() + OP_TIMEOUT_NANOS;
+    while (slots.inProgress(0)) {
+      if (worker.progress() == 0) {
+        Thread.yield();
+      }
+      if (System.nanoTime() > deadline) {
+        throw new IOException("a send took over " + OP_TIMEOUT_MS + " ms");
+      }
+    }
+    int status = slots.status(0);
+    if (status != 0) {
+      throw new IOException("send failed: " + StatusSlots.describe(status));
+    }
+  }
+
+  /** Drives the worker until the peer's next answer arrived. */
+  private void awaitAnswer() throws IOException {
+    answersAwaited++;
+    drive(answered, "the peer's answer");
+  }
+
+  /**
+   * Drives the worker from this thread until {@code ready}, in slices of
+   * {@link #DRIVE_SLICE_NANOS}; fails after {@link #OP_TIMEOUT_MS}.
+   */
+  private void drive(UcxWorker.Readiness ready, String what)
+      throws IOException {
+    UcxWorker.Driver d = driver();
+    long deadline = System.nanoTime() + OP_TIMEOUT_NANOS;
+    while (!worker.drive(d, ready, DRIVE_SLICE_NANOS)) {
+      if (System.nanoTime() - deadline > 0) {
+        throw new IOException(what + " took over " + OP_TIMEOUT_MS + " ms");
+      }
+    }
+  }
+
+  /** Waits for {@code future}, driving the worker from this thread. */
+  private <T> T await(CompletableFuture<T> future, String what)
+      throws IOException {
+    if (!future.isDone()) {
+      drive(future::isDone, what);
+    }
+    try {
+      return future.get();
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      throw cause instanceof IOException ? (IOException) cause
+          : new IOException(what + " failed: " + cause, cause);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new InterruptedIOException(what + " interrupted");
     }
   }
 

@@ -11,47 +11,49 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
 
-import org.hdfsrdma.ucx.BenchmarkAccess;
+import org.hdfsrdma.ucx.HelloMessage;
+import org.hdfsrdma.ucx.MessageHandler;
 import org.hdfsrdma.ucx.PacketDescriptor;
-import org.hdfsrdma.ucx.RegisteredBuffer;
+import org.hdfsrdma.ucx.RegionAnnouncement;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
+import org.hdfsrdma.ucx.StatusSlots;
 import org.hdfsrdma.ucx.UcxContext;
-import org.hdfsrdma.ucx.UcxListener;
+import org.hdfsrdma.ucx.UcxEndpoint;
 import org.hdfsrdma.ucx.UcxWorker;
-import org.openucx.jucx.UcxCallback;
 import org.openucx.jucx.UcxUtils;
-import org.openucx.jucx.ucp.UcpAmData;
-import org.openucx.jucx.ucp.UcpAmRecvCallback;
-import org.openucx.jucx.ucp.UcpEndpoint;
-import org.openucx.jucx.ucp.UcpRequest;
-import org.openucx.jucx.ucs.UcsConstants;
 
 /**
- * The other side of {@link TransferBenchmark}, in its own JVM (two UCX
- * workers in one process can trip a UCX 1.13 assertion; the product runs
- * one worker per JVM). For payloads of SIZE bytes it serves, on loopback:
+ * The other side of {@link TransferBenchmark}, in its own JVM (the product
+ * runs one UCX worker per JVM). For payloads of SIZE bytes it serves, on
+ * this host:
  *
  * <ul>
- * <li>a TCP server socket: each connection reads exactly SIZE bytes at a
- * time and answers each with an 8-byte ack (one thread per connection, as
- * a DataNode's DataXceiver);</li>
- * <li>a UCX listener of the bridge, on a worker created as the product's
- * UcxRuntime creates it (default options: UCX picks the transports, peer
- * error handling on). Active messages of SIZE bytes land in registered
- * memory and are answered with an 8-byte active message on the endpoint
- * they came on;</li>
- * <li>one registered buffer of SIZE bytes for gets, described by a packet
- * descriptor.</li>
+ * <li>a TCP server socket on loopback: each connection reads exactly SIZE
+ * bytes at a time and answers each with an 8-byte ack (one thread per
+ * connection, as a DataNode's DataXceiver);</li>
+ * <li>a UCX worker of the bridge, created with the product's settings
+ * ({@link Wire#ucxOptions()}), reachable by its worker address (the bridge
+ * has no listener). Its message handler takes a payload as consecutive
+ * messages of at most {@link UcxWorker#MAX_MESSAGE_BYTES} bytes, copies
+ * each into a landing buffer, and after SIZE bytes answers with an 8-byte
+ * message over this side's own endpoint back to the benchmark, made once
+ * from the benchmark's {@link HelloMessage} (the bridge sends only on an
+ * endpoint of one's own, as a DataNode connects back to a client);</li>
+ * <li>a buffer of SIZE bytes in a {@link RegisteredBufferPool} (memory UCX
+ * allocated: a SysV segment on this host), announced by a
+ * {@link RegionAnnouncement} that the benchmark opens to read it.</li>
  * </ul>
  *
  * <pre>java -cp benchmarks.jar org.hdfsrdma.benchmarks.TransferPeer SIZE</pre>
  *
- * Prints {@code READY ucxPort socketPort descriptorHex} and serves until its
- * standard input closes.
+ * Prints {@code READY socketPort workerAddressHex announcementHex} and
+ * serves until its standard input closes.
  */
 public final class TransferPeer {
+
+  /** Bound on connecting back to the benchmark. */
+  private static final long CONNECT_TIMEOUT_MS = 30_000;
 
   private TransferPeer() {
   }
@@ -60,122 +62,171 @@ public final class TransferPeer {
     Wire.defaultLogLevel();
     int size = Integer.parseInt(args[0]);
     InetAddress loopback = InetAddress.getLoopbackAddress();
-    try (UcxContext context = new UcxContext(UcxContext.Options.defaults());
-         UcxWorker worker = new UcxWorker(context, "bench-peer");
-         RegisteredBufferPool exposedPool = new RegisteredBufferPool(context,
-             "exposed", size, size, size, false);
-         RegisteredBufferPool landingPool = new RegisteredBufferPool(context,
-             "landing", size, size, size, false)) {
+    UcxContext context = new UcxContext(Wire.ucxOptions());
+    UcxWorker worker = null;
+    RegisteredBufferPool exposed = null;
+    Receiver receiver = null;
+    long token = RegisteredBufferPool.NO_LEASE;
+    try {
+      worker = new UcxWorker(context, "bench-peer");
+      receiver = new Receiver(worker, size);
+      worker.setMessageHandler(receiver);
       worker.start();
-      RegisteredBuffer exposed = exposedPool.acquire(1000);
-      RegisteredBuffer landing = landingPool.acquire(1000);
+      // One slab of exactly one buffer: the region is the payload.
+      exposed = new RegisteredBufferPool(context, "exposed", size, size, size,
+          false);
+      token = exposed.acquire(1000);
+      ByteBuffer bytes = exposed.buffer(token);
       for (int i = 0; i < size; i++) {
-        exposed.buffer().put(i, (byte) (i * 31 + 7));
+        bytes.put(i, Wire.payloadByte(i));
       }
-      BenchmarkAccess.setActiveMessageHandler(worker, Wire.DATA_AM_ID,
-          new Receiver(landing));
-      UcxListener listener = UcxListener.open(worker,
-          new InetSocketAddress(loopback, 0), c -> { }).get(30,
-              TimeUnit.SECONDS);
+      int region = exposed.regionId(token);
+      if (exposed.address(token) != exposed.regionAddress(region)) {
+        throw new IllegalStateException("the exposed buffer does not start"
+            + " its region");
+      }
       ByteBuffer message = ByteBuffer.allocateDirect(
-          PacketDescriptor.MAX_LENGTH);
-      PacketDescriptor descriptor = new PacketDescriptor().wrap(message, 0,
-          message.capacity()).encode(1, 1, 1, 0, 0, (short) 0,
-              exposed.regionId(), exposed.regionAddress(),
-              exposed.regionLength(), exposed.address(), 0, size,
-              exposed.remoteKey());
-      byte[] encoded = new byte[descriptor.length()];
+          RegionAnnouncement.MAX_LENGTH);
+      RegionAnnouncement announcement = new RegionAnnouncement().wrap(message,
+          0, message.capacity()).encode(1L, 1, exposed.regionAddress(region),
+              exposed.regionLength(region), exposed.regionKey(region));
+      byte[] encoded = new byte[announcement.length()];
       message.duplicate().get(encoded);
       try (SocketServer sockets = new SocketServer(
           new InetSocketAddress(loopback, 0), size)) {
-        System.out.println(Wire.READY + " " + listener.address().getPort()
-            + " " + sockets.port() + " " + Wire.hex(encoded));
+        System.out.println(Wire.READY + " " + sockets.port() + " "
+            + Wire.hex(worker.address()) + " " + Wire.hex(encoded));
         System.out.flush();
         while (System.in.read() >= 0) {
           // Serve until the benchmark closes our standard input.
         }
       }
-      listener.close();
-      BenchmarkAccess.removeActiveMessageHandler(worker, Wire.DATA_AM_ID);
-      exposed.release();
-      landing.release();
+    } finally {
+      if (receiver != null) {
+        receiver.close();
+      }
+      if (exposed != null) {
+        exposed.release(token);
+        exposed.close();
+      }
+      if (worker != null) {
+        worker.close();
+      }
+      context.close();
     }
     System.exit(0);
   }
 
   /**
-   * Receives a payload into registered memory and acknowledges it; on the
-   * progress thread. Small payloads arrive whole (eager) and are copied;
-   * large ones arrive as a rendezvous that UCX completes into the landing
-   * buffer. Never throws.
+   * The worker's message handler, inside UCX's callback: a hello makes the
+   * endpoint back to the benchmark (on the progress thread, never inside
+   * the callback) and is answered once that is up; payload messages are
+   * copied into a landing buffer and answered after SIZE bytes. Never
+   * throws; allocates nothing per message.
    */
-  private static final class Receiver implements UcpAmRecvCallback {
-    private final RegisteredBuffer landing;
-    private final ByteBuffer ack = ByteBuffer.allocateDirect(Wire.ACK_BYTES);
-    private final UcxCallback ackSent = new UcxCallback() {
-      @Override
-      public void onSuccess(UcpRequest request) {
-      }
+  private static final class Receiver implements MessageHandler, Closeable {
+    private static final int ACK_RING = 16;
 
-      @Override
-      public void onError(int status, String message) {
-        System.err.println("peer: ack failed: " + message + " (" + status
-            + ")");
-      }
-    };
+    private final UcxWorker worker;
+    private final int size;
+    private final ByteBuffer landing;
+    private final HelloMessage hello = new HelloMessage();
+    private final ByteBuffer acks = ByteBuffer.allocateDirect(
+        ACK_RING * Wire.ACK_BYTES);
+    private final long acksAddress;
+    private final StatusSlots ackSlots = new StatusSlots(ACK_RING);
+    private volatile UcxEndpoint back;
+    private int received;
+    private long answered;
 
-    Receiver(RegisteredBuffer landing) {
-      this.landing = landing;
+    Receiver(UcxWorker worker, int size) {
+      this.worker = worker;
+      this.size = size;
+      this.landing = ByteBuffer.allocateDirect(size);
+      this.acksAddress = UcxUtils.getAddress(acks);
     }
 
     @Override
-    public int onReceive(long headerAddress, long headerLength,
-        UcpAmData data, UcpEndpoint replyEndpoint) {
+    public void onMessage(ByteBuffer message, int length, long replyEndpoint) {
       try {
-        long length = data.getLength();
-        if (length > landing.capacity() || replyEndpoint == null) {
-          System.err.println("peer: dropped a payload of " + length
-              + " bytes" + (replyEndpoint == null ? " with no reply endpoint"
-                  : ""));
-          return UcsConstants.STATUS.UCS_OK;
+        if (received == 0 && length >= 8
+            && message.getInt(0) == PacketDescriptor.MAGIC
+            && PacketDescriptor.typeOf(message, length) == HelloMessage.TYPE) {
+          onHello(hello.wrap(message, 0, length).validate().address());
+          return;
         }
-        if (data.isDataValid()) {
-          ByteBuffer into = landing.buffer().duplicate();
-          into.clear();
-          into.put(UcxUtils.getByteBufferView(data.getDataAddress(),
-              (int) length));
-          acknowledge(replyEndpoint);
-        } else {
-          data.receive(landing.address(), new UcxCallback() {
-            @Override
-            public void onSuccess(UcpRequest request) {
-              acknowledge(replyEndpoint);
-            }
-
-            @Override
-            public void onError(int status, String message) {
-              System.err.println("peer: receive failed: " + message + " ("
-                  + status + ")");
-            }
-          });
+        if (received + length > size) {
+          System.err.println("peer: dropped " + length + " bytes past a"
+              + " payload of " + size);
+          received = 0;
+          return;
+        }
+        ByteBuffer from = message.duplicate();
+        from.limit(length).position(0);
+        ByteBuffer into = landing.duplicate();
+        into.position(received);
+        into.put(from);
+        received += length;
+        if (received == size) {
+          received = 0;
+          answer();
         }
       } catch (Throwable t) {
-        System.err.println("peer: receive failed: " + t);
+        System.err.println("peer: message failed: " + t);
       }
-      return UcsConstants.STATUS.UCS_OK;
     }
 
-    private void acknowledge(UcpEndpoint to) {
+    /** Connects back to the benchmark; answers once connected. */
+    private void onHello(byte[] address) {
+      worker.execute(() -> UcxEndpoint.connect(worker, address, "benchmark",
+          CONNECT_TIMEOUT_MS).whenComplete((e, error) -> {
+            if (error != null) {
+              System.err.println("peer: no endpoint back to the benchmark: "
+                  + error);
+              return;
+            }
+            UcxEndpoint old = back;
+            back = e;
+            if (old != null) {
+              worker.execute(old::close);
+            }
+            answer();
+          }));
+    }
+
+    /** Sends an 8-byte answer; UCX's callback or the progress thread. */
+    private synchronized void answer() {
+      UcxEndpoint e = back;
+      if (e == null) {
+        System.err.println("peer: a payload arrived before the benchmark's"
+            + " hello; not answered");
+        return;
+      }
+      int slot = (int) (answered % ACK_RING);
+      if (ackSlots.inProgress(slot)) {
+        System.err.println("peer: answer ring full; not answered");
+        return;
+      }
+      answered++;
+      acks.putLong(slot * Wire.ACK_BYTES, answered);
       try {
-        to.sendAmNonBlocking(Wire.ACK_AM_ID, 0, 0,
-            UcxUtils.getAddress(ack), Wire.ACK_BYTES, 0, ackSent);
-      } catch (Throwable t) {
-        System.err.println("peer: ack failed: " + t);
+        e.send(acksAddress + (long) slot * Wire.ACK_BYTES, Wire.ACK_BYTES,
+            ackSlots.address(slot));
+      } catch (IOException ex) {
+        System.err.println("peer: answer failed: " + ex.getMessage());
+      }
+    }
+
+    @Override
+    public void close() {
+      UcxEndpoint e = back;
+      if (e != null) {
+        e.close();
       }
     }
   }
 
-  /** Blocking TCP server: a thread per connection, as HDFS's DataXceiver. */
+/** Blocking TCP server: a thread per connection, as HDFS's DataXceiver. */
   private static final class SocketServer implements Closeable {
     private final ServerSocketChannel server;
     private final ExecutorService handlers = Executors.newCachedThreadPool(

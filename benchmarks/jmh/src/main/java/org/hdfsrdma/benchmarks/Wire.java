@@ -1,19 +1,46 @@
 package org.hdfsrdma.benchmarks;
 
+import org.hdfsrdma.ucx.UcxContext;
+
 /** What the benchmark JVM and its {@link TransferPeer} agree on. */
 final class Wire {
 
-  /** Active message id of a benchmark payload (JMH JVM to the peer). */
-  static final int DATA_AM_ID = 0x4201;
-  /** Active message id of the peer's acknowledgement of a payload. */
-  static final int ACK_AM_ID = 0x4202;
   /** Bytes of an acknowledgement, on the socket and as a UCX message. */
   static final int ACK_BYTES = 8;
 
-  /** First line the peer prints: READY ucxPort socketPort descriptorHex. */
+  /**
+   * First line the peer prints: READY socketPort workerAddressHex
+   * regionAnnouncementHex.
+   */
   static final String READY = "READY";
 
+  /** UCX_TLS of the product (dfs.rdma.ucx.tls's default): no tcp. */
+  static final String PRODUCT_TLS = "^tcp";
+
   private Wire() {
+  }
+
+  /**
+   * The UCX context options of both JVMs: what the product's UcxRuntime
+   * runs with (peer error handling on, UCX_TLS {@value #PRODUCT_TLS}),
+   * except that a UCX_TLS set in the environment wins, so that a run can
+   * force other transports (both JVMs inherit it).
+   *
+   * <p>UcxRuntime also asks for shared-memory queues 256 deep
+   * (SYSV_FIFO_SIZE, POSIX_FIFO_SIZE), but UCX 1.13 rejects those names
+   * when they are set through the context's configuration ("invalid
+   * configuration", a warning from ucp_worker.c; MM_FIFO_SIZE is
+   * accepted), so the product runs with UCX's default of 64. So does this
+   * benchmark, without repeating the warning.
+   */
+  static UcxContext.Options ucxOptions() {
+    UcxContext.Options options = UcxContext.Options.defaults();
+    String tls = System.getenv("UCX_TLS");
+    if (tls == null || tls.isEmpty()) {
+      // Set here, UCX would ignore the environment's: only when unset.
+      options = options.withUcxConfig("TLS", PRODUCT_TLS);
+    }
+    return options;
   }
 
   static String hex(byte[] bytes) {
@@ -31,6 +58,15 @@ final class Wire {
       bytes[i] = (byte) Integer.parseInt(hex.substring(2 * i, 2 * i + 2), 16);
     }
     return bytes;
+  }
+
+  /**
+   * The payload's byte {@code i}. Every 8 KiB message of a payload starts
+   * with 7 (8192 is a multiple of 256), never with the "H" of an
+   * hdfs-rdma message's magic, so the peer tells payload from a hello.
+   */
+  static byte payloadByte(int i) {
+    return (byte) (i * 31 + 7);
   }
 
   /** Quiet logging unless asked otherwise; before any logger exists. */
