@@ -110,10 +110,12 @@ public final class UcxRuntime implements Closeable {
     // clients; each keeps up to 80 packets in flight. UCX's default of 64
     // messages would make senders queue (and wait) whenever the DataNode
     // falls a little behind. 256 elements cost 2 MiB of shared memory per
-    // transport.
+    // transport. Set through the shared-memory transports' common table
+    // (UCX matches a context setting against the table's field names:
+    // "SYSV_FIFO_SIZE" is only an environment-variable spelling, which UCX
+    // ignores here with an "invalid configurations" warning).
     UcxContext.Options options = UcxContext.Options.defaults()
-        .withUcxConfig("SYSV_FIFO_SIZE", String.valueOf(MM_FIFO_SIZE))
-        .withUcxConfig("POSIX_FIFO_SIZE", String.valueOf(MM_FIFO_SIZE));
+        .withUcxConfig("MM_FIFO_SIZE", String.valueOf(MM_FIFO_SIZE));
     if (!conf.ucxTls.isEmpty()) {
       options = options.withUcxConfig("TLS", conf.ucxTls);
     }
