@@ -414,6 +414,10 @@ public class TestUcxPacketReceiver {
     assertRefused("packet 7 after the last packet", (s, good, other) -> {
       describeEmpty(6, 6L * DATA, PacketDescriptor.FLAG_LAST_PACKET_IN_BLOCK);
       describe(client, other, 7, 0);
+      // The last packet itself is good: a receiver that took it before
+      // packet 7 came would rightly present it. Once packet 7 failed the
+      // block, nothing more is presented, the last packet included.
+      GenericTestUtils.waitFor(() -> s.failure() != null, 10, 30_000);
     });
   }
 
@@ -815,6 +819,52 @@ public class TestUcxPacketReceiver {
       }
     }
     assertEquals(landingInUse, landing.metrics().inUseBytes());
+  }
+
+  /**
+   * A receiver asleep in the worker's event wait for a get is woken when
+   * another thread (the worker's progress thread sweeping) completes that
+   * get: no wait lasts anywhere near the get timeout. Many blocks, because
+   * the sweep must win a race: a lost wake-up stalled about one block in
+   * thirty until UCX's next keepalive, 20 s later.
+   */
+  @Test(timeout = 300_000)
+  public void testGetWaitsEndWhenTheGetCompletes() throws Exception {
+    startTcp(true);
+    final int blocks = 150;
+    final int packets = 8;
+    long[] tokens = new long[packets];
+    long slowest = 0;
+    try {
+      for (int p = 0; p < packets; p++) {
+        tokens[p] = client.fill(AT, CHECKSUMS + DATA, 300 + p);
+      }
+      for (int b = 0; b < blocks; b++) {
+        UcxBlockSession s = open(16);
+        UcxPacketReceiver r = receiver(s, null, null);
+        try {
+          announce(tokens[0]);
+          for (int p = 0; p < packets; p++) {
+            describe(client, tokens[p], p, 0);
+          }
+          for (int p = 0; p < packets; p++) {
+            long start = System.nanoTime();
+            receive(r);
+            slowest = Math.max(slowest, System.nanoTime() - start);
+            assertEquals(p, r.getHeader().getSeqno());
+          }
+        } finally {
+          r.close();
+        }
+      }
+    } finally {
+      for (long t : tokens) {
+        client.pool.release(t);
+      }
+    }
+    assertEquals((long) blocks * packets * DATA, fetched());
+    assertTrue("a packet took " + TimeUnit.NANOSECONDS.toMillis(slowest)
+        + " ms", slowest < TimeUnit.SECONDS.toNanos(5));
   }
 
   @Test(timeout = 120_000)
