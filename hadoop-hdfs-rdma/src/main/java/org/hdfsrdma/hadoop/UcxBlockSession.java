@@ -115,6 +115,11 @@ public final class UcxBlockSession implements Closeable, UcxWorker.Readiness {
   /**
    * Binds the session to the endpoint its first message came on, and
    * checks later ones come on the same. Handler only.
+   *
+   * @return null, or why the message was refused; a message from another
+   *     endpoint fails the session (only a peer that knows the session id
+   *     can send one: the block is given up, and its recovery gets a new
+   *     id, rather than left bound to whichever endpoint spoke first)
    */
   String bind(long endpoint) {
     if (endpoint == 0) {
@@ -124,8 +129,8 @@ public final class UcxBlockSession implements Closeable, UcxWorker.Readiness {
       boundEndpoint = endpoint;
       return null;
     }
-    return boundEndpoint == endpoint ? null : "a message for " + description
-        + " came from another UCX endpoint than the session's";
+    return boundEndpoint == endpoint ? null
+        : fail("a message came from another UCX endpoint than the session's");
   }
 
   /** The endpoint the session is bound to, or 0. */

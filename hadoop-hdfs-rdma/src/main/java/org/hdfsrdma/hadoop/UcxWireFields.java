@@ -8,6 +8,8 @@ import java.io.FilterOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
@@ -423,8 +425,7 @@ public final class UcxWireFields {
       need(b, HOST_ID_LENGTH, "host id");
       byte[] host = new byte[HOST_ID_LENGTH];
       b.get(host);
-      String addr = new String(getBytes(b, "xferAddr", MAX_STRING_BYTES),
-          StandardCharsets.UTF_8);
+      String addr = utf8(getBytes(b, "xferAddr", MAX_STRING_BYTES));
       byte[] worker = getBytes(b, "worker address", MAX_WORKER_ADDRESS_BYTES);
       if (b.hasRemaining()) {
         throw new IOException("hdfs-rdma commit entry has "
@@ -439,6 +440,22 @@ public final class UcxWireFields {
         throw new IOException("hdfs-rdma commit entry truncated: "
             + b.remaining() + " bytes left for " + what + ", which needs "
             + n);
+      }
+    }
+
+    /**
+     * Strict UTF-8: a lenient decode turns invalid bytes into U+FFFD, which
+     * re-encodes to up to three times as many bytes and then fails the
+     * constructor's bound with an unchecked exception.
+     */
+    private static String utf8(byte[] bytes) throws IOException {
+      try {
+        return StandardCharsets.UTF_8.newDecoder()
+            .onMalformedInput(CodingErrorAction.REPORT)
+            .onUnmappableCharacter(CodingErrorAction.REPORT)
+            .decode(ByteBuffer.wrap(bytes)).toString();
+      } catch (CharacterCodingException e) {
+        throw new IOException("hdfs-rdma commit entry xferAddr is not UTF-8");
       }
     }
 

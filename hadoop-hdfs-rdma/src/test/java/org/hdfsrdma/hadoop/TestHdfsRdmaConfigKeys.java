@@ -96,4 +96,44 @@ public class TestHdfsRdmaConfigKeys {
     assertNotNull("a site file's setting is not overridden by the default",
         runtime.clientTimes());
   }
+  /**
+   * Every UCX setting the runtime gives UCX is one UCX applies: UCX names
+   * a setting it does not know in an "invalid configurations" warning on
+   * the process's stderr (native, so the runtime runs in a JVM of its own
+   * here), and otherwise silently ignores it.
+   */
+  @Test(timeout = 120_000)
+  public void testUcxUsesEverySettingTheRuntimeGivesIt() throws Exception {
+    assumeTrue("UCX unavailable: " + UcxLibrary.unavailableReason(),
+        UcxLibrary.isAvailable());
+    java.util.List<String> command = new java.util.ArrayList<String>();
+    command.add(System.getProperty("java.home") + "/bin/java");
+    command.add("-Xmx256m");
+    command.add("-cp");
+    command.add(System.getProperty("surefire.test.class.path",
+        System.getProperty("java.class.path")));
+    command.add(StartRuntime.class.getName());
+    ProcessBuilder builder = new ProcessBuilder(command)
+        .redirectErrorStream(true);
+    // UCX's own environment must not hide or change what it says.
+    builder.environment().keySet().removeIf(k -> k.startsWith("UCX_"));
+    Process child = builder.start();
+    String out = new String(org.apache.commons.io.IOUtils.toByteArray(
+        child.getInputStream()), StandardCharsets.UTF_8);
+    assertTrue(child.waitFor(60, java.util.concurrent.TimeUnit.SECONDS));
+    assertEquals(out, 0, child.exitValue());
+    assertTrue(out, out.contains("runtime started"));
+    assertFalse(out, out.contains("invalid configuration"));
+  }
+
+  /** The child JVM of the test above: starts the runtime and stops it. */
+  public static final class StartRuntime {
+    public static void main(String[] args) throws Exception {
+      UcxRuntime runtime = UcxRuntime.get(new Configuration());
+      System.out.println("runtime started with " + runtime.worker()
+          .context().options());
+      UcxRuntime.shutdown();
+      System.exit(0);
+    }
+  }
 }

@@ -310,11 +310,16 @@ public final class UcxWorker implements Closeable {
     if (!enter()) {
       return 0;
     }
+    int events;
     try {
-      return NativeUcx.progress(handle);
+      events = NativeUcx.progress(handle);
     } finally {
       inside.decrementAndGet();
     }
+    if (events > 0) {
+      wakeWaitingDriver();
+    }
+    return events;
   }
 
   /** Wakes whichever thread sleeps in the worker's event wait. */
@@ -494,6 +499,20 @@ public final class UcxWorker implements Closeable {
     }
     LOG.debug("UCX worker {} progress thread ends after {} sleeps", name,
         sleeps.get());
+  }
+
+  /**
+   * After progress on this thread: what it completed (a get, a message)
+   * may be what the driver asleep in the event wait waits for, and the
+   * events that announced it are consumed, so nothing else would wake that
+   * driver before its timeout. Wake it to look (leaving the role, it
+   * promotes a parked driver, whose completion may have come too).
+   */
+  private void wakeWaitingDriver() {
+    Thread w = waiter.get();
+    if (w != null && w != progressThread && w != Thread.currentThread()) {
+      signal();
+    }
   }
 
   // ------------------------------------------------------------- counters

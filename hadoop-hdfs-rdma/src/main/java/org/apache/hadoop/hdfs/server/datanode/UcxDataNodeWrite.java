@@ -18,6 +18,7 @@ import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.BlockOpResponseP
 import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.Status;
 import org.apache.hadoop.hdfs.security.token.block.BlockTokenIdentifier;
 import org.apache.hadoop.security.token.Token;
+import org.hdfsrdma.hadoop.HdfsRdmaConfigKeys;
 import org.hdfsrdma.hadoop.RateLimitedLog;
 import org.hdfsrdma.hadoop.RdmaConf;
 import org.hdfsrdma.hadoop.UcxBlockSession;
@@ -141,7 +142,10 @@ public final class UcxDataNodeWrite {
           + " in dfs.datanode.plugins?)";
     }
     conf = runtime.conf();
-    if (!conf.isDataNodeEnabled()) {
+    // This DataNode's own switch: the runtime's settings are the JVM's
+    // (the first configuration seen), not this DataNode's.
+    if (!dnConf.getBoolean(HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ENABLED_KEY,
+        HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ENABLED_DEFAULT)) {
       return "dfs.datanode.rdma.enabled is false";
     }
     String protection = dnConf.getTrimmed("dfs.data.transfer.protection", "");

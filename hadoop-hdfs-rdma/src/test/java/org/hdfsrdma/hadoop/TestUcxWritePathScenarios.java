@@ -1,0 +1,459 @@
+package org.hdfsrdma.hadoop;
+
+import static org.junit.Assert.assertArrayEquals;
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertTrue;
+import static org.junit.Assume.assumeTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.File;
+import java.io.PrintStream;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.FileUtil;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.hdfs.DFSTestUtil;
+import org.apache.hadoop.hdfs.DistributedFileSystem;
+import org.apache.hadoop.hdfs.MiniDFSCluster;
+import org.apache.hadoop.hdfs.UcxStreamerState;
+import org.apache.hadoop.hdfs.UcxTestAccess;
+import org.apache.hadoop.hdfs.client.HdfsClientConfigKeys;
+import org.apache.hadoop.hdfs.client.HdfsDataInputStream;
+import org.apache.hadoop.hdfs.client.HdfsDataOutputStream;
+import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
+import org.apache.hadoop.hdfs.tools.DFSck;
+import org.apache.hadoop.test.GenericTestUtils;
+import org.apache.hadoop.util.ToolRunner;
+import org.hdfsrdma.ucx.RegisteredBufferPool;
+import org.hdfsrdma.ucx.UcxEndpoint;
+import org.hdfsrdma.ucx.UcxLibrary;
+import org.junit.After;
+import org.junit.Before;
+import org.junit.Test;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The UCX write path in the situations a cluster meets, in a
+ * MiniDFSCluster whose DataNodes and client share this JVM's UCX runtime:
+ * hflush and hsync in the middle of a file, append, concurrent writers, a
+ * DataNode stopped in the middle of a block, a DataNode and a client
+ * without UCX, a client whose UCX cannot reach the DataNodes, the client's
+ * UCX connection failing in the middle of a block, and aborted streams.
+ * Where UCX carries the bytes, the DataNodes' counters of bytes fetched
+ * prove it; where it must not, they prove it did not.
+ */
+public class TestUcxWritePathScenarios {
+
+  private static final int BLOCK_SIZE = 1024 * 1024;
+
+  private MiniDFSCluster cluster;
+  private DistributedFileSystem fs;
+  private File work;
+
+  @Before
+  public void checkUcx() {
+    assumeTrue("UCX unavailable: " + UcxLibrary.unavailableReason(),
+        UcxLibrary.isAvailable());
+  }
+
+  @After
+  public void tearDown() {
+    if (cluster != null) {
+      cluster.shutdown();
+    }
+    UcxRuntime.shutdown();
+    if (work != null) {
+      FileUtil.fullyDelete(work);
+    }
+  }
+
+  private void start(int dataNodes) throws Exception {
+    cluster = new MiniDFSCluster.Builder(TestUcxWritePath.ucxConf())
+        .numDataNodes(dataNodes).build();
+    cluster.waitActive();
+    fs = cluster.getFileSystem();
+  }
+
+  private static UcxRuntime runtime() {
+    UcxRuntime r = UcxRuntime.current();
+    assertTrue("UCX runtime running", r != null);
+    return r;
+  }
+
+  private static long fetched() {
+    long total = 0;
+    for (long n : runtime().dataBytesFetched().values()) {
+      total += n;
+    }
+    return total;
+  }
+
+  static byte[] random(int size, long seed) {
+    byte[] data = new byte[size];
+    new Random(seed).nextBytes(data);
+    return data;
+  }
+
+  private static long blocks(long size) {
+    return Math.max(1, (size + BLOCK_SIZE - 1) / BLOCK_SIZE);
+  }
+
+  private String fsck(String path) throws Exception {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ToolRunner.run(new DFSck(cluster.getConfiguration(0),
+        new PrintStream(out, true)), new String[] {path});
+    return out.toString();
+  }
+
+  private void assertHealthy(String path) throws Exception {
+    String report = fsck(path);
+    assertTrue(report, report.contains("is HEALTHY"));
+  }
+
+  @Test(timeout = 300_000)
+  public void testHflushHsyncAndAppend() throws Exception {
+    start(3);
+    Path path = new Path("/flush");
+    byte[] first = random(300_000, 1);
+    byte[] second = random(700_123, 2);
+    byte[] third = random(1_500_000, 3);
+    long before = fetched();
+    try (FSDataOutputStream out = fs.create(path, (short) 3)) {
+      out.write(first, 0, 100_001);
+      out.hflush();
+      assertTrue("the flushed bytes went over UCX to all three",
+          fetched() - before >= 3L * 100_001);
+      // What was flushed is visible to a reader, byte for byte.
+      try (HdfsDataInputStream in = (HdfsDataInputStream) fs.open(path)) {
+        assertEquals(100_001, in.getVisibleLength());
+        byte[] flushed = new byte[100_001];
+        in.readFully(0, flushed);
+        assertArrayEquals(Arrays.copyOf(first, 100_001), flushed);
+      }
+      out.write(first, 100_001, first.length - 100_001);
+      ((HdfsDataOutputStream) out).hsync();
+      out.write(second);
+    }
+    try (FSDataOutputStream out = fs.append(path)) {
+      out.write(third);
+      out.hflush();
+    }
+    DFSTestUtil.waitReplication(fs, path, (short) 3);
+    byte[] expected = new byte[first.length + second.length + third.length];
+    System.arraycopy(first, 0, expected, 0, first.length);
+    System.arraycopy(second, 0, expected, first.length, second.length);
+    System.arraycopy(third, 0, expected, first.length + second.length,
+        third.length);
+    assertArrayEquals(expected, DFSTestUtil.readFileBuffer(fs, path));
+    // A flushed partial chunk is sent again with the bytes that follow it,
+    // as on the socket path: at least every byte once per replica.
+    assertTrue("fetched " + (fetched() - before),
+        fetched() - before >= 3L * expected.length);
+    assertEquals("no replica on the socket", 0, runtime().blocksOverTcp());
+    assertHealthy("/flush");
+  }
+
+  @Test(timeout = 300_000)
+  public void testEightConcurrentWriters() throws Exception {
+    start(3);
+    ExecutorService pool = Executors.newFixedThreadPool(8);
+    long before = fetched();
+    try {
+      List<Future<byte[]>> writes = new ArrayList<Future<byte[]>>();
+      for (int i = 0; i < 8; i++) {
+        final int writer = i;
+        writes.add(pool.submit(() -> {
+          byte[] data = random(2 * BLOCK_SIZE + writer * 1000, writer);
+          try (FSDataOutputStream out = fs.create(new Path("/w" + writer),
+              (short) 3)) {
+            out.write(data);
+          }
+          return data;
+        }));
+      }
+      long total = 0;
+      long blocks = 0;
+      for (int i = 0; i < 8; i++) {
+        byte[] data = writes.get(i).get(200, TimeUnit.SECONDS);
+        assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs,
+            new Path("/w" + i)));
+        total += data.length;
+        blocks += blocks(data.length);
+      }
+      assertEquals("every byte fetched by each of the 3 replicas",
+          3 * total, fetched() - before);
+      assertEquals(3 * blocks, runtime().blocksOverUcx());
+      assertEquals(0, runtime().blocksOverTcp());
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test(timeout = 300_000)
+  public void testDataNodeStoppedMidBlock() throws Exception {
+    start(4);
+    Path path = new Path("/recovery");
+    byte[] data = random(3 * BLOCK_SIZE / 2, 9);
+    long afterStop;
+    try (FSDataOutputStream out = fs.create(path, (short) 3)) {
+      out.write(data, 0, BLOCK_SIZE / 2);
+      out.hflush();
+      assertEquals("the first half went over UCX to all three", 3L
+          * BLOCK_SIZE / 2, fetched());
+      DatanodeInfo[] pipeline =
+          DFSTestUtil.getAllBlocks(fs, path).get(0).getLocations();
+      assertEquals(3, pipeline.length);
+      // Stop the middle DataNode of the pipeline, then keep writing.
+      assertTrue(cluster.stopDataNode(pipeline[1].getXferAddr()) != null);
+      afterStop = fetched();
+      out.write(data, BLOCK_SIZE / 2, data.length - BLOCK_SIZE / 2);
+    }
+    assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs, path));
+    DFSTestUtil.waitReplication(fs, path, (short) 3);
+    assertHealthy("/recovery");
+    // The recovered pipeline (a new generation stamp, a new session per
+    // node) went on over UCX: the rest reached three replicas by get.
+    assertTrue("fetched after the stop: " + (fetched() - afterStop),
+        fetched() - afterStop >= 3L * (data.length - BLOCK_SIZE / 2));
+  }
+
+  @Test(timeout = 300_000)
+  public void testPipelineThroughADataNodeWithoutUcxStaysOnTcp()
+      throws Exception {
+    Configuration conf = TestUcxWritePath.ucxConf();
+    cluster = new MiniDFSCluster.Builder(conf).numDataNodes(2).build();
+    Configuration noUcx = new Configuration(conf);
+    noUcx.setBoolean(HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ENABLED_KEY, false);
+    cluster.startDataNodes(noUcx, 1, true, null, null);
+    cluster.waitActive();
+    assertFalse(TestUcxDataNodePlugin.plugin(cluster.getDataNodes().get(2))
+        .isServing());
+    fs = cluster.getFileSystem();
+    Path path = new Path("/mixed");
+    byte[] data = random(BLOCK_SIZE + 4321, 5);
+    long before = fetched();
+    try (FSDataOutputStream out = fs.create(path, (short) 3)) {
+      out.write(data);
+    }
+    assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs, path));
+    assertEquals("every pipeline includes the DataNode without UCX", 0,
+        fetched() - before);
+    assertEquals("no replica came over UCX", 0, runtime().blocksOverUcx());
+    assertEquals("every replica came over the socket",
+        3 * blocks(data.length), runtime().blocksOverTcp());
+    assertEquals("no descriptor was sent", 0, runtime().dataBytesSent());
+    assertHealthy("/mixed");
+  }
+
+  @Test(timeout = 300_000)
+  public void testClientWithoutUcxWritesOverTcp() throws Exception {
+    start(3);
+    Configuration clientConf = new Configuration(cluster.getConfiguration(0));
+    clientConf.setBoolean(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY,
+        false);
+    FileSystem plain = FileSystem.newInstance(fs.getUri(), clientConf);
+    try {
+      Path path = new Path("/stock-client");
+      byte[] data = random(BLOCK_SIZE + 99, 6);
+      long before = fetched();
+      try (FSDataOutputStream out = plain.create(path, (short) 3)) {
+        out.write(data);
+      }
+      assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs, path));
+      assertEquals(0, fetched() - before);
+      assertEquals(0, runtime().dataBytesSent());
+      assertEquals(0, runtime().blocksOverUcx());
+      assertEquals(3 * blocks(data.length), runtime().blocksOverTcp());
+      assertHealthy("/stock-client");
+    } finally {
+      plain.close();
+    }
+  }
+
+  /**
+   * A client whose UCX has no transport that reaches the DataNodes (its
+   * dfs.rdma.ucx.tls is tcp only; theirs, the default, excludes tcp), in a
+   * JVM of its own: the DataNodes commit, the client cannot connect, and
+   * every replica comes over the socket, nothing by get; the next file
+   * skips UCX for those DataNodes without trying to connect again.
+   */
+  @Test(timeout = 300_000)
+  public void testClientThatCannotReachTheDataNodesWritesOverTcp()
+      throws Exception {
+    start(3);
+    UcxRuntime runtime = runtime();
+    work = GenericTestUtils.getTestDir("unreachable-" + System.nanoTime());
+    assertTrue(work.mkdirs());
+    List<String> command = new ArrayList<String>();
+    command.add(System.getProperty("java.home") + "/bin/java");
+    command.add("-Xmx512m");
+    command.add("-cp");
+    command.add(System.getProperty("surefire.test.class.path",
+        System.getProperty("java.class.path")));
+    command.add(UnreachableClient.class.getName());
+    command.add(fs.getUri().toString());
+    File log = new File(work, "client.log");
+    Process child = new ProcessBuilder(command).redirectErrorStream(true)
+        .redirectOutput(log).start();
+    try {
+      assertTrue(child.waitFor(200, TimeUnit.SECONDS));
+    } finally {
+      child.destroyForcibly();
+    }
+    String out = new String(Files.readAllBytes(log.toPath()),
+        StandardCharsets.UTF_8);
+    assertEquals(out, 0, child.exitValue());
+    assertTrue(out, out.contains("first file: fell back"));
+    assertTrue(out, out.contains("second file: skipped UCX"));
+    assertTrue(out, out.contains("descriptors sent: 0"));
+
+    for (int i = 0; i < UnreachableClient.SIZES.length; i++) {
+      assertArrayEquals(random(UnreachableClient.SIZES[i], 40 + i),
+          DFSTestUtil.readFileBuffer(fs, new Path("/unreachable-" + i)));
+      assertHealthy("/unreachable-" + i);
+    }
+    assertEquals("nothing fetched by get", 0, fetched());
+    assertEquals(0, runtime.blocksOverUcx());
+    assertEquals("every replica came over the socket",
+        3 * (blocks(UnreachableClient.SIZES[0])
+            + blocks(UnreachableClient.SIZES[1])), runtime.blocksOverTcp());
+    assertEquals("no UCX message reached the DataNodes", 0,
+        runtime.connections().hellos());
+  }
+
+  /** The client JVM of the test above. */
+  public static final class UnreachableClient {
+    static final int[] SIZES = {2 * BLOCK_SIZE + 77, BLOCK_SIZE / 3};
+
+    public static void main(String[] args) throws Exception {
+      Configuration conf = new Configuration();
+      conf.setLong(org.apache.hadoop.hdfs.DFSConfigKeys.DFS_BLOCK_SIZE_KEY,
+          BLOCK_SIZE);
+      conf.setBoolean(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY, true);
+      conf.set(HdfsRdmaConfigKeys.DFS_RDMA_UCX_TLS_KEY, "tcp");
+      org.slf4j.Logger streamer =
+          LoggerFactory.getLogger(UcxStreamerState.class);
+      GenericTestUtils.setLogLevel(streamer, org.apache.log4j.Level.DEBUG);
+      // The streamer's decisions, and the runtime's one-line reasons.
+      GenericTestUtils.LogCapturer log =
+          GenericTestUtils.LogCapturer.captureLogs(
+              LoggerFactory.getLogger("org.hdfsrdma.hadoop"));
+      GenericTestUtils.LogCapturer streamerLog =
+          GenericTestUtils.LogCapturer.captureLogs(streamer);
+      FileSystem fs = FileSystem.newInstance(URI.create(args[0]), conf);
+      try {
+        write(fs, 0);
+        String first = log.getOutput() + streamerLog.getOutput();
+        // The first block's pipeline tried and fell back; its later blocks
+        // (through the same DataNodes) did not try again.
+        if (first.contains("over TCP: its UCX worker could not be reached")
+            && !first.contains("moves over UCX")) {
+          System.out.println("first file: fell back");
+        }
+        log.clearOutput();
+        streamerLog.clearOutput();
+        write(fs, 1);
+        String second = log.getOutput() + streamerLog.getOutput();
+        if (second.contains("UCX cannot reach") && second.contains("lately")
+            && !second.contains("could not be reached")
+            && !second.contains("moves over UCX")) {
+          System.out.println("second file: skipped UCX");
+        }
+        System.out.println("descriptors sent: "
+            + UcxRuntime.current().dataBytesSent());
+      } finally {
+        log.stopCapturing();
+        streamerLog.stopCapturing();
+        fs.close();
+      }
+      System.exit(0);
+    }
+
+    private static void write(FileSystem fs, int i) throws Exception {
+      try (FSDataOutputStream out = fs.create(new Path("/unreachable-" + i),
+          (short) 3)) {
+        out.write(random(SIZES[i], 40 + i));
+      }
+    }
+  }
+
+  @Test(timeout = 300_000)
+  public void testUcxFailureMidBlockRecoversAndCompletes() throws Exception {
+    start(4);
+    UcxRuntime runtime = runtime();
+    Path path = new Path("/ucx-lost");
+    byte[] data = random(3 * BLOCK_SIZE / 2, 14);
+    long midBlock;
+    try (FSDataOutputStream out = fs.create(path, (short) 3)) {
+      out.write(data, 0, BLOCK_SIZE / 2);
+      out.hflush();
+      assertEquals("the first half went over UCX to all three", 3L
+          * BLOCK_SIZE / 2, fetched());
+      // Only UCX fails: the client's connection to the DataNodes' worker
+      // (one for all three in this JVM) goes away, sockets stay up.
+      UcxEndpoint e = runtime.connect(runtime.workerAddress(), "test")
+          .get(10, TimeUnit.SECONDS);
+      e.close();
+      assertFalse(e.isUsable());
+      midBlock = fetched();
+      out.write(data, BLOCK_SIZE / 2, data.length - BLOCK_SIZE / 2);
+    }
+    assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs, path));
+    DFSTestUtil.waitReplication(fs, path, (short) 3);
+    assertHealthy("/ucx-lost");
+    // The first block finished over the socket after its recovery; the
+    // second went over UCX again, on a new connection.
+    assertTrue("replicas on the socket: " + runtime.blocksOverTcp(),
+        runtime.blocksOverTcp() >= 3);
+    assertTrue("fetched after the failure: " + (fetched() - midBlock),
+        fetched() - midBlock >= 3L * (data.length - BLOCK_SIZE));
+  }
+
+  @Test(timeout = 300_000)
+  public void testAbortedStreamsGiveTheirBuffersBack() throws Exception {
+    start(3);
+    UcxRuntime runtime = runtime();
+    RegisteredBufferPool pool = runtime.clientPool(
+        cluster.getConfiguration(0).getInt(
+            HdfsClientConfigKeys.DFS_CLIENT_WRITE_PACKET_SIZE_KEY,
+            HdfsClientConfigKeys.DFS_CLIENT_WRITE_PACKET_SIZE_DEFAULT));
+    long acquisitions = pool.metrics().acquisitions();
+    // No reference to the streams is kept here: an aborted stream's
+    // packet under construction gets its buffer back once it is garbage.
+    for (int i = 0; i < 4; i++) {
+      FSDataOutputStream out = fs.create(new Path("/aborted" + i),
+          (short) 3);
+      out.write(random(100_000, 30 + i));
+      out.hflush();
+      out.write(random(10_000, 40 + i)); // a packet under construction
+    }
+    assertTrue("packets in registered memory",
+        pool.metrics().acquisitions() > acquisitions);
+    assertTrue(pool.metrics().inUseBytes() > 0);
+    assertTrue("the flushed bytes went over UCX",
+        fetched() >= 3L * 4 * 100_000);
+    // What a lease expiry or a client shutting down does to its streams.
+    fs.getClient().closeAllFilesBeingWritten(true);
+    GenericTestUtils.waitFor(() -> {
+      System.gc();
+      UcxTestAccess.reclaimAbandoned();
+      return pool.metrics().inUseBytes() == 0;
+    }, 100, 60_000);
+    assertEquals(0, pool.metrics().outstandingLeases());
+    pool.assertNoLeaks();
+  }
+}
