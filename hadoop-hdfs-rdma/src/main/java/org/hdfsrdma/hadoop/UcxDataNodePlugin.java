@@ -6,6 +6,7 @@ import java.net.InetSocketAddress;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
 import org.apache.hadoop.util.ServicePlugin;
+import org.hdfsrdma.hadoop.agent.PatchState;
 import org.hdfsrdma.ucx.UcxUnavailableException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -14,8 +15,8 @@ import org.slf4j.LoggerFactory;
  * Starts the UCX side of a DataNode: listed in {@code dfs.datanode.plugins}
  * so that DataNode.java itself needs no patch. With
  * {@code dfs.datanode.rdma.enabled} it brings up the JVM's UCX runtime and
- * listener; when UCX cannot serve (libraries missing, another Hadoop
- * release, the address taken) it says why in one log line and the DataNode
+ * listener; when UCX cannot serve (the DataNode classes are Hadoop's own,
+ * libraries missing, another Hadoop release, the address taken) it says why in one log line and the DataNode
  * keeps writing over TCP.
  */
 public class UcxDataNodePlugin implements ServicePlugin {
@@ -41,6 +42,13 @@ public class UcxDataNodePlugin implements ServicePlugin {
           + " is false";
       LOG.info("hdfs-rdma: UCX data path off for {}: {}",
           dataNode.getDisplayName(), disabledReason);
+      return;
+    }
+    String unpatched = PatchState.problem(PatchState.Group.DATANODE);
+    if (unpatched != null) {
+      disabledReason = unpatched;
+      LOG.warn("hdfs-rdma: UCX data path off for {}, writes stay on TCP: {}",
+          dataNode.getDisplayName(), unpatched);
       return;
     }
     try {
