@@ -200,4 +200,78 @@ public class TestDropinJar {
         + " Hadoop 2.9.2)"));
     assertFalse(out, out.contains("client classes replace"));
   }
+
+  /**
+   * Starts AttachTarget, attaches the agent to it (the jar's Agent-Class)
+   * once it is ready, lets it run PatchProbe; returns its output.
+   */
+  private static String attach(String name, String... args) throws Exception {
+    List<String> command = new ArrayList<String>();
+    command.add(System.getProperty("java.home") + "/bin/java");
+    command.add("-cp");
+    command.add(AgentCluster.hadoopClassPath() + File.pathSeparator
+        + testClasses());
+    command.add(AttachTarget.class.getName());
+    Collections.addAll(command, args);
+    File log = new File(work, name + ".log");
+    Process p = new ProcessBuilder(command).redirectErrorStream(true)
+        .start();
+    java.io.BufferedReader out = new java.io.BufferedReader(
+        new java.io.InputStreamReader(p.getInputStream(),
+            java.nio.charset.StandardCharsets.UTF_8));
+    StringBuilder text = new StringBuilder();
+    try {
+      for (String line; (line = out.readLine()) != null;) {
+        text.append(line).append('\n');
+        if (line.equals("ready")) {
+          break;
+        }
+      }
+      assertTrue(text.toString(), text.toString().contains("ready\n"));
+      // com.sun.tools.attach, by reflection: this code is Java 8 API.
+      Class<?> vmClass = Class.forName("com.sun.tools.attach.VirtualMachine");
+      Object vm = vmClass.getMethod("attach", String.class).invoke(null,
+          String.valueOf(pid(p)));
+      try {
+        vmClass.getMethod("loadAgent", String.class).invoke(vm,
+            AgentCluster.dropinJar().getAbsolutePath());
+      } finally {
+        vmClass.getMethod("detach").invoke(vm);
+      }
+      p.getOutputStream().write('\n');
+      p.getOutputStream().flush();
+      for (String line; (line = out.readLine()) != null;) {
+        text.append(line).append('\n');
+      }
+      assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+    } finally {
+      p.destroyForcibly();
+      Files.write(log.toPath(), text.toString().getBytes(
+          java.nio.charset.StandardCharsets.UTF_8));
+    }
+    assertEquals(text.toString(), 0, p.exitValue());
+    return text.toString();
+  }
+
+  private static long pid(Process p) throws Exception {
+    return (Long) Process.class.getMethod("pid").invoke(p); // Java 9+
+  }
+
+  @Test(timeout = 60_000)
+  public void testAttachedAgentReplacesGroupsNotYetLoaded() throws Exception {
+    String out = attach("attach");
+    assertTrue(out, out.contains("DataStreamer patched=true"));
+    assertTrue(out, out.contains("BlockReceiver patched=true"));
+    assertTrue(out, out.contains("DataXceiver patched=true"));
+  }
+
+  @Test(timeout = 60_000)
+  public void testAttachedAgentLeavesALoadedGroupAlone() throws Exception {
+    String out = attach("attach-late", "preload");
+    assertTrue(out, out.contains("DataStreamer patched=false"));
+    assertTrue(out, out.contains("BlockReceiver patched=true"));
+    assertEquals(out, 1, count(out, "hdfs-rdma: writes stay on TCP: the"
+        + " client classes stay Hadoop's own: org.apache.hadoop.hdfs"
+        + ".DataStreamer was loaded before the agent attached"));
+  }
 }
