@@ -59,7 +59,7 @@ public class TestHadoop3Client {
     assertEquals(log, 0, exit);
     List<String> ours = new ArrayList<String>();
     for (String line : log.split("\n")) {
-      if (line.contains("hdfs-rdma")) {
+      if (line.contains("hdfs-rdma: ")) {
         ours.add(line);
       }
     }
