@@ -9,6 +9,9 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
@@ -44,6 +47,8 @@ import org.junit.Test;
  * exactly three times (the pipeline size) what those JVMs sent as UCX
  * descriptors, no replica over TCP, each task JVM must have sent exactly
  * the bytes of the files it wrote, and the output must read back intact.
+ * The check command, run with a map task's JVM options and class path,
+ * must pass its probe.
  */
 public class TestMapReduceOverUcx {
 
@@ -236,6 +241,19 @@ public class TestMapReduceOverUcx {
           3 * (containersSent + submitterSent),
           hdfs.fetched() - fetchedBefore);
       assertEquals("no replica over TCP", tcpBefore, hdfs.blocksOverTcp());
+
+      // The check, run with a map task's JVM options and the class path
+      // containers get here, confirms the same.
+      List<String> options = new ArrayList<String>(Arrays.asList(
+          conf.get("mapreduce.map.java.opts").replace("<LOG_DIR>",
+              hdfs.work().getPath()).split(" ")));
+      int exit = hdfs.run("check-as-map-task", options,
+          new HashMap<String, String>(), hdfs.conf() + File.pathSeparator
+          + System.getProperty("java.class.path"),
+          "org.hdfsrdma.hadoop.tools.Check", "--client", "--probe");
+      String check = AgentCluster.read(hdfs.log("check-as-map-task"));
+      assertEquals(check, 0, exit);
+      assertTrue(check, check.contains("OK      probe: this JVM sent all "));
     } finally {
       if (yarn != null) {
         yarn.stop();
