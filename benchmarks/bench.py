@@ -3,7 +3,7 @@
 
 Two clusters, each a NameNode and four DataNodes as separate JVMs on
 loopback with storage on disk, stay up for the whole run: STOCK (the stock
-2.9.2 jars only) and UCX (the drop-in jar first, the UCX path on). Every
+2.9.2 jars only) and UCX (the drop-in jar as -javaagent:, UCX on). Every
 put is `FsShell -put` in its own JVM, as `hdfs dfs -put` runs it, and puts
 alternate stock, UCX, stock, UCX on the same file; each HDFS file is
 deleted after its put so both clusters stay in the same state. Next to
@@ -425,8 +425,9 @@ def xml_conf(props):
 
 
 class Cluster:
-    def __init__(self, name, root, java, classpath, ucx, procs):
+    def __init__(self, name, root, java, classpath, ucx, procs, agent=None):
         self.name = name
+        self.agent = agent              # the drop-in jar, as -javaagent:
         self.root = root
         self.java = java
         self.ucx = ucx
@@ -461,7 +462,6 @@ class Cluster:
             hdfs += [("dfs.datanode.plugins",
                       "org.hdfsrdma.hadoop.UcxDataNodePlugin"),
                      ("dfs.datanode.rdma.enabled", "true"),
-                     ("dfs.datanode.rdma.address", "127.0.0.1:0"),
                      ("dfs.client.rdma.enabled", "true"),
                      # The per-packet breakdown (a few clock reads a packet).
                      ("dfs.datanode.rdma.packet-timers.enabled", "true"),
@@ -478,8 +478,10 @@ class Cluster:
         # files) needs java.lang opened on Java 17; the same on both clusters.
         opens = ["--add-opens", "java.base/java.lang=ALL-UNNAMED"] \
             if daemon else []
+        agent = ["-javaagent:" + self.agent] if self.agent else []
         return [self.java, "-Xmx" + heap, "-Djava.net.preferIPv4Stack=true"] \
-            + opens + list(props) + ["-cp", self.classpath] + list(args)
+            + agent + opens + list(props) + ["-cp", self.classpath] \
+            + list(args)
 
     def format(self):
         return self.procs.spawn(
@@ -783,9 +785,8 @@ class Bench:
         for name in SYSTEMS:
             os.makedirs(os.path.join(root, name))
             ucx = name == "ucx"
-            c = Cluster(name, os.path.join(root, name), self.java,
-                        "%s:%s" % (self.dropin, cp) if ucx else cp, ucx,
-                        self.procs)
+            c = Cluster(name, os.path.join(root, name), self.java, cp, ucx,
+                        self.procs, agent=self.dropin if ucx else None)
             c.write_conf()
             self.clusters[name] = c
         fmt = [c.format() for c in self.clusters.values()]

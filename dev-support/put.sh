@@ -8,8 +8,10 @@
 #                                            configuration is in DIR
 #
 # The embedded cluster is a NameNode and three DataNodes, each its own JVM
-# on loopback, with the drop-in jar first on their class path; it is
-# stopped afterwards. Replication 3. Needs dev-support/setup.sh first.
+# on loopback on Hadoop 2.9.2's jars, started with the drop-in jar as Java
+# agent (-javaagent:, as HADOOP_OPTS does on a cluster); it is stopped
+# afterwards. Replication 3. The client JVMs get the agent too. Needs
+# dev-support/setup.sh first.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -36,7 +38,11 @@ work="$(mktemp -d /tmp/hdfs-rdma-put.XXXXXX)"
 cp_file="$work/hadoop.classpath"
 (cd "$here" && mvn -B -q -ntp -pl hadoop-hdfs-rdma dependency:build-classpath \
   -Dmdep.outputFile="$cp_file" -Dmdep.includeScope=provided >/dev/null)
-hadoop_cp="$(cat "$cp_file")"
+# Hadoop 2.9.2's jars and their dependencies, nothing of hdfs-rdma: the
+# bridge and JUCX come with the drop-in jar, which the agent appends.
+hadoop_cp="$(tr ':' '\n' < "$cp_file" | grep -Ev \
+  '/(jucx|jucx-bridge|hadoop-hdfs-rdma)-[^/]*\.jar$' | paste -sd: -)"
+agent="-javaagent:$dropin"
 
 pids=()
 stop_cluster() {
@@ -75,7 +81,6 @@ EOF
   <property><name>dfs.namenode.datanode.registration.ip-hostname-check</name><value>false</value></property>
   <property><name>dfs.datanode.plugins</name><value>org.hdfsrdma.hadoop.UcxDataNodePlugin</value></property>
   <property><name>dfs.datanode.rdma.enabled</name><value>true</value></property>
-  <property><name>dfs.datanode.rdma.address</name><value>127.0.0.1:0</value></property>
   <property><name>dfs.client.rdma.enabled</name><value>true</value></property>
 </configuration>
 EOF
@@ -85,14 +90,15 @@ log4j.appender.console=org.apache.log4j.ConsoleAppender
 log4j.appender.console.layout=org.apache.log4j.PatternLayout
 log4j.appender.console.layout.ConversionPattern=%d{ISO8601} %-5p %c{2}: %m%n
 EOF
-  daemon_cp="$dropin:$conf_dir:$hadoop_cp"
-  java -cp "$daemon_cp" org.apache.hadoop.hdfs.server.namenode.NameNode \
-    -format -force -nonInteractive > "$work/format.log" 2>&1
-  java -Xmx1g -cp "$daemon_cp" \
+  daemon_cp="$conf_dir:$hadoop_cp"
+  java "$agent" -cp "$daemon_cp" \
+    org.apache.hadoop.hdfs.server.namenode.NameNode -format -force \
+    -nonInteractive > "$work/format.log" 2>&1
+  java "$agent" -Xmx1g -cp "$daemon_cp" \
     org.apache.hadoop.hdfs.server.namenode.NameNode > "$work/nn.log" 2>&1 &
   pids+=($!)
   for i in 1 2 3; do
-    java -Xmx1g -Dhdfsrdma.stats.file="$work/totals-dn$i.txt" \
+    java "$agent" -Xmx1g -Dhdfsrdma.stats.file="$work/totals-dn$i.txt" \
       -cp "$daemon_cp" org.apache.hadoop.hdfs.server.datanode.DataNode \
       -D dfs.datanode.data.dir="$work/data$i" \
       -D dfs.datanode.address=127.0.0.1:0 \
@@ -102,8 +108,8 @@ EOF
   done
   echo "embedded cluster: NameNode 127.0.0.1:$nn_port, 3 DataNodes, logs in $work"
   deadline=$((SECONDS + 120))
-  until java -cp "$daemon_cp" org.apache.hadoop.hdfs.tools.DFSAdmin -report \
-      2>/dev/null | grep -q "Live datanodes (3)"; do
+  until java "$agent" -cp "$daemon_cp" org.apache.hadoop.hdfs.tools.DFSAdmin \
+      -report 2>/dev/null | grep -q "Live datanodes (3)"; do
     if [ $SECONDS -gt $deadline ]; then
       echo "the embedded cluster did not come up; see $work/*.log" >&2
       exit 1
@@ -112,21 +118,22 @@ EOF
   done
 fi
 
-client_cp="$dropin:$conf_dir:$hadoop_cp"
+client_cp="$conf_dir:$hadoop_cp"
 target="/hdfs-rdma-put/$(basename "$file").$$"
-java -cp "$client_cp" org.apache.hadoop.fs.FsShell -mkdir -p /hdfs-rdma-put \
+java "$agent" -cp "$client_cp" org.apache.hadoop.fs.FsShell -mkdir -p \
+  /hdfs-rdma-put \
   > "$work/mkdir.log" 2>&1 || { cat "$work/mkdir.log" >&2; exit 1; }
 start=$(date +%s.%N)
-java -Dhdfsrdma.stats.file="$work/totals-client.txt" -cp "$client_cp" \
-  org.apache.hadoop.fs.FsShell -D dfs.client.rdma.enabled=true \
-  -put "$file" "$target" > "$work/put.log" 2>&1 \
+java "$agent" -Dhdfsrdma.stats.file="$work/totals-client.txt" \
+  -cp "$client_cp" org.apache.hadoop.fs.FsShell \
+  -D dfs.client.rdma.enabled=true -put "$file" "$target" > "$work/put.log" 2>&1 \
   || { cat "$work/put.log" >&2; exit 1; }
 end=$(date +%s.%N)
-java -cp "$client_cp" org.apache.hadoop.fs.FsShell -get "$target" \
+java "$agent" -cp "$client_cp" org.apache.hadoop.fs.FsShell -get "$target" \
   "$work/readback" > "$work/get.log" 2>&1
 cmp "$file" "$work/readback" || { echo "read-back differs!" >&2; exit 1; }
-replication=$(java -cp "$client_cp" org.apache.hadoop.fs.FsShell -stat %r \
-  "$target" 2>/dev/null | grep -E '^[0-9]+$' | tail -1)
+replication=$(java "$agent" -cp "$client_cp" org.apache.hadoop.fs.FsShell \
+  -stat %r "$target" 2>/dev/null | grep -E '^[0-9]+$' | tail -1)
 
 stop_cluster
 pids=()

@@ -5,12 +5,14 @@ import java.util.Collections;
 import java.util.List;
 
 import org.apache.hadoop.util.VersionInfo;
+import org.hdfsrdma.hadoop.agent.PatchState;
 
 /**
  * Whether the Hadoop this JVM runs is one the jar's patched classes were
- * proven against. The patched classes replace Hadoop's own; on another
- * release they could disagree with the rest of Hadoop, so the UCX path
- * stays off there and HDFS keeps working over TCP.
+ * proven against, and whether those classes are the ones loaded (the
+ * agent replaces them only on Apache Hadoop 2.9.1 and 2.9.2, see
+ * {@link PatchState}). Elsewhere the UCX path stays off and HDFS keeps
+ * working over TCP.
  */
 public final class HadoopVersionCheck {
 
@@ -21,9 +23,13 @@ public final class HadoopVersionCheck {
   private HadoopVersionCheck() {
   }
 
-  /** Null when the running Hadoop is supported, otherwise why not. */
+  /**
+   * Null when the running Hadoop is supported and its patched classes are
+   * loaded, otherwise why not.
+   */
   public static String problem() {
-    return problem(VersionInfo.getVersion());
+    String version = problem(VersionInfo.getVersion());
+    return version != null ? version : PatchState.runtimeProblem();
   }
 
   static String problem(String version) {

@@ -3,6 +3,7 @@ package org.hdfsrdma.hadoop;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
 import org.apache.hadoop.util.ServicePlugin;
+import org.hdfsrdma.hadoop.agent.PatchState;
 import org.hdfsrdma.ucx.UcxUnavailableException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -13,8 +14,9 @@ import org.slf4j.LoggerFactory;
  * {@code dfs.datanode.rdma.enabled} it brings up the JVM's UCX runtime
  * (there is no listening socket: clients learn the DataNode's UCX worker
  * address in the authenticated writeBlock reply); when UCX cannot serve
- * (libraries missing, another Hadoop release) it says why in one log line
- * and the DataNode keeps writing over TCP.
+ * (the DataNode classes are Hadoop's own, libraries missing, another Hadoop
+ * release) it says why in one log line and the DataNode keeps writing over
+ * TCP.
  */
 public class UcxDataNodePlugin implements ServicePlugin {
 
@@ -39,6 +41,13 @@ public class UcxDataNodePlugin implements ServicePlugin {
           + " is false";
       LOG.info("hdfs-rdma: UCX data path off for {}: {}",
           dataNode.getDisplayName(), disabledReason);
+      return;
+    }
+    String unpatched = PatchState.problem(PatchState.Group.DATANODE);
+    if (unpatched != null) {
+      disabledReason = unpatched;
+      LOG.warn("hdfs-rdma: UCX data path off for {}, writes stay on TCP: {}",
+          dataNode.getDisplayName(), unpatched);
       return;
     }
     try {

@@ -39,6 +39,10 @@ import org.junit.Test;
  * block, and the write completes with the file intact and fsck healthy
  * (Hadoop's pipeline recovery replaces the node); a DataNode and a client
  * on hosts where the UCX libraries cannot load write over TCP.
+ *
+ * <p>Run after package (failsafe) with the deployed drop-in jar: this JVM
+ * and every patched JVM it starts run Hadoop 2.9.2's jars with the jar as
+ * {@code -javaagent:} and the UCX settings as -D options.
  */
 public class TestUcxMultiProcessCluster {
 
@@ -72,13 +76,27 @@ public class TestUcxMultiProcessCluster {
 
   /** What a started JVM runs. */
   private enum Jvm {
-    /** This module's classes and configuration (UCX on). */
+    /** Hadoop's jars with the drop-in agent, UCX on. */
     PATCHED,
     /** The same, on a host whose UCX libraries cannot load. */
     UCX_BROKEN,
     /** Stock Hadoop 2.9.2 jars only: none of hdfs-rdma, no UCX settings. */
     STOCK
   }
+
+  /** The drop-in jar this build made (failsafe passes its path). */
+  private static String dropinJar() {
+    String jar = System.getProperty("hdfsrdma.dropin.jar");
+    assertTrue("no drop-in jar " + jar + ": run in Maven's"
+        + " integration-test phase", jar != null && new File(jar).isFile());
+    return jar;
+  }
+
+  /** The UCX settings of a patched JVM, as the README's hdfs-site.xml. */
+  private static final String[] UCX_SETTINGS = {
+      "-D", "dfs.datanode.plugins=" + UcxDataNodePlugin.class.getName(),
+      "-D", HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ENABLED_KEY + "=true",
+      "-D", HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY + "=true"};
 
   /** The test class path without hdfs-rdma's classes, settings and UCX. */
   private static String stockClassPath(String classPath) {
@@ -96,9 +114,11 @@ public class TestUcxMultiProcessCluster {
   }
 
   /**
-   * Starts a JVM on this test's class path; {@code withoutUcx}: one where
-   * the UCX libraries cannot load (an empty libucp.so.0 comes first on
-   * LD_LIBRARY_PATH, as on a host with a broken or missing UCX install).
+   * Starts a JVM on the Hadoop jars of this test's class path, with the
+   * drop-in agent and UCX settings unless {@code kind} is STOCK;
+   * UCX_BROKEN: one where the UCX libraries cannot load (an empty
+   * libucp.so.0 comes first on LD_LIBRARY_PATH, as on a host with a
+   * broken or missing UCX install).
    */
   private Process start(String name, Jvm kind, String mainClass,
       String... args) throws IOException {
@@ -107,6 +127,9 @@ public class TestUcxMultiProcessCluster {
     List<String> command = new ArrayList<String>();
     command.add(System.getProperty("java.home") + "/bin/java");
     command.add("-Xmx512m");
+    if (kind != Jvm.STOCK) {
+      command.add("-javaagent:" + dropinJar());
+    }
     if (withoutUcx) {
       // JUCX finds libucp through System.loadLibrary, then the dynamic
       // linker: both must meet the broken library.
@@ -117,9 +140,11 @@ public class TestUcxMultiProcessCluster {
     String classPath = System.getProperty("surefire.test.class.path",
         System.getProperty("java.class.path"));
     command.add(new File(work, "conf").getAbsolutePath()
-        + (kind == Jvm.STOCK ? stockClassPath(classPath)
-            : File.pathSeparator + classPath));
+        + stockClassPath(classPath));
     command.add(mainClass);
+    if (kind != Jvm.STOCK) {
+      java.util.Collections.addAll(command, UCX_SETTINGS);
+    }
     for (String a : args) {
       command.add(a);
     }

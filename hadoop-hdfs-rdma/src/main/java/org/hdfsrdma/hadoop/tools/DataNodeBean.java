@@ -1,0 +1,91 @@
+package org.hdfsrdma.hadoop.tools;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.HttpURLConnection;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * One DataNode's hdfs-rdma JMX bean
+ * ({@code Hadoop:service=DataNode,name=HdfsRdma}), read as its web server
+ * serves it ({@code /jmx}), the way an operator's monitoring would.
+ */
+public final class DataNodeBean {
+
+  /** The bean's JMX name. */
+  public static final String NAME = "Hadoop:service=DataNode,name=HdfsRdma";
+
+  private static final int TIMEOUT_MS = 10_000;
+
+  private final String json;
+
+  private DataNodeBean(String json) {
+    this.json = json;
+  }
+
+  /**
+   * The bean of the DataNode whose web server is at {@code httpAddress}
+   * (host:port), or null when that DataNode has none (hdfs-rdma's runtime
+   * did not start there).
+   *
+   * @throws IOException when the web server cannot be read
+   */
+  public static DataNodeBean read(String httpAddress) throws IOException {
+    URL url = new URL("http://" + httpAddress + "/jmx?qry=" + NAME);
+    HttpURLConnection c = (HttpURLConnection) url.openConnection();
+    c.setConnectTimeout(TIMEOUT_MS);
+    c.setReadTimeout(TIMEOUT_MS);
+    try {
+      if (c.getResponseCode() != 200) {
+        throw new IOException(url + ": HTTP " + c.getResponseCode());
+      }
+      String json;
+      try (InputStream in = c.getInputStream()) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        byte[] buf = new byte[8192];
+        for (int n; (n = in.read(buf)) > 0;) {
+          out.write(buf, 0, n);
+        }
+        json = new String(out.toByteArray(), StandardCharsets.UTF_8);
+      }
+      return json.contains("\"name\" : \"" + NAME + "\"")
+          || json.contains("\"name\":\"" + NAME + "\"")
+          ? new DataNodeBean(json) : null;
+    } finally {
+      c.disconnect();
+    }
+  }
+
+  /** A numeric attribute, e.g. DataBytesFetched, BlocksOverUcx. */
+  public long get(String attribute) {
+    Matcher m = Pattern.compile("\"" + Pattern.quote(attribute)
+        + "\"\\s*:\\s*(-?\\d+)").matcher(json);
+    if (!m.find()) {
+      throw new IllegalArgumentException("no numeric attribute " + attribute
+          + " in " + json);
+    }
+    return Long.parseLong(m.group(1));
+  }
+
+  /** A string attribute, or null when the bean has no such attribute. */
+  public String getString(String attribute) {
+    Matcher m = Pattern.compile("\"" + Pattern.quote(attribute)
+        + "\"\\s*:\\s*\"((?:[^\"\\\\]|\\\\.)*)\"").matcher(json);
+    return m.find() ? m.group(1) : null;
+  }
+
+  public long dataBytesFetched() {
+    return get("DataBytesFetched");
+  }
+
+  public long blocksOverUcx() {
+    return get("BlocksOverUcx");
+  }
+
+  public long blocksOverTcp() {
+    return get("BlocksOverTcp");
+  }
+}

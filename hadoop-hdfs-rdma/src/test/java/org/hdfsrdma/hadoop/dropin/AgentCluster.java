@@ -1,0 +1,339 @@
+package org.hdfsrdma.hadoop.dropin;
+
+import static org.junit.Assert.assertTrue;
+import static org.junit.Assert.fail;
+
+import java.io.Closeable;
+import java.io.File;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.hdfs.DistributedFileSystem;
+import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
+import org.apache.hadoop.hdfs.protocol.HdfsConstants.DatanodeReportType;
+import org.apache.hadoop.test.GenericTestUtils;
+import org.hdfsrdma.hadoop.tools.DataNodeBean;
+
+/**
+ * HDFS installed the way the README says: a NameNode and DataNodes, each
+ * its own JVM on Hadoop 2.9.2's jars, started with the drop-in jar as Java
+ * agent and the README's settings in their hdfs-site.xml. The drop-in
+ * tests run in a JVM started the same way (failsafe's argLine), which is
+ * the cluster's client here.
+ */
+public final class AgentCluster implements Closeable {
+
+  /** hdfs-site.xml settings that switch the UCX path on, per the README. */
+  static final String[][] UCX_SITE = {
+    {"dfs.datanode.plugins", "org.hdfsrdma.hadoop.UcxDataNodePlugin"},
+    {"dfs.datanode.rdma.enabled", "true"},
+    {"dfs.client.rdma.enabled", "true"},
+  };
+
+  private final File work;
+  private final File conf;
+  private final String fsUri;
+  private final List<Process> processes = new ArrayList<Process>();
+  private final List<Process> dataNodes = new ArrayList<Process>();
+  private DistributedFileSystem fs;
+
+  /** The drop-in jar this build made (failsafe passes its path). */
+  static File dropinJar() {
+    String path = System.getProperty("hdfsrdma.dropin.jar");
+    File jar = path == null ? null : new File(path);
+    if (jar == null || !jar.isFile()) {
+      fail("no drop-in jar at " + path + ": these tests run in Maven's"
+          + " integration-test phase, after package");
+    }
+    return jar;
+  }
+
+  /** -javaagent: for the drop-in jar. */
+  static String agent() {
+    return "-javaagent:" + dropinJar().getAbsolutePath();
+  }
+
+  /**
+   * Hadoop 2.9.2's jars and their dependencies (with Hadoop's test jars,
+   * which hold the daemons' webapps/): this JVM's class path less this
+   * module's classes and resources and hdfs-rdma's own jars.
+   */
+  static String hadoopClassPath() {
+    String classPath = System.getProperty("surefire.test.class.path",
+        System.getProperty("java.class.path"));
+    StringBuilder stock = new StringBuilder();
+    for (String entry : classPath.split(File.pathSeparator)) {
+      if (entry.isEmpty() || entry.endsWith("/target/classes")
+          || entry.endsWith("/target/test-classes")
+          || entry.matches(
+              ".*/(jucx|jucx-bridge|hadoop-hdfs-rdma)-[^/]*\\.jar")) {
+        continue;
+      }
+      stock.append(stock.length() == 0 ? "" : File.pathSeparator)
+          .append(entry);
+    }
+    return stock.toString();
+  }
+
+  /**
+   * The class path a test app module wrote (test-apps/, named by the
+   * system property {@code property}).
+   */
+  static String appClassPath(String property) throws IOException {
+    String path = System.getProperty(property);
+    File file = path == null ? null : new File(path);
+    if (file == null || !file.isFile()) {
+      fail("no class path file " + path + " (" + property + "): build the"
+          + " test-apps modules first (mvn verify from the top builds them"
+          + " before hadoop-hdfs-rdma)");
+    }
+    return new String(Files.readAllBytes(file.toPath()),
+        StandardCharsets.UTF_8).trim();
+  }
+
+  static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return s.getLocalPort();
+    }
+  }
+
+  static String xml(String[][] properties) {
+    StringBuilder sb = new StringBuilder("<?xml version=\"1.0\"?>\n"
+        + "<configuration>\n");
+    for (String[] p : properties) {
+      sb.append("  <property><name>").append(p[0]).append("</name><value>")
+          .append(p[1]).append("</value></property>\n");
+    }
+    return sb.append("</configuration>\n").toString();
+  }
+
+  static void write(File file, String text) throws IOException {
+    Files.write(file.toPath(), text.getBytes(StandardCharsets.UTF_8));
+  }
+
+  static String read(File file) throws IOException {
+    return new String(Files.readAllBytes(file.toPath()),
+        StandardCharsets.UTF_8);
+  }
+
+  /**
+   * Starts a NameNode and {@code numDataNodes} DataNodes with the agent and
+   * waits until every DataNode serves the UCX path (its bean is up).
+   */
+  AgentCluster(String name, int numDataNodes) throws Exception {
+    work = GenericTestUtils.getTestDir(name + "-" + System.nanoTime());
+    conf = new File(work, "conf");
+    assertTrue(conf.mkdirs());
+    fsUri = "hdfs://127.0.0.1:" + freePort();
+    write(new File(conf, "core-site.xml"), xml(new String[][] {
+        {"fs.defaultFS", fsUri},
+        {"hadoop.tmp.dir", new File(work, "tmp").getPath()}}));
+    List<String[]> hdfs = new ArrayList<String[]>(Arrays.asList(
+        new String[][] {
+            {"dfs.replication", "3"},
+            {"dfs.namenode.name.dir", new File(work, "name").getPath()},
+            {"dfs.namenode.http-address", "127.0.0.1:0"},
+            {"dfs.namenode.datanode.registration.ip-hostname-check",
+                "false"},
+            {"dfs.namenode.safemode.extension", "0"},
+            {"dfs.datanode.address", "127.0.0.1:0"},
+            {"dfs.datanode.http.address", "127.0.0.1:0"},
+            {"dfs.datanode.ipc.address", "127.0.0.1:0"}}));
+    hdfs.addAll(Arrays.asList(UCX_SITE));
+    write(new File(conf, "hdfs-site.xml"),
+        xml(hdfs.toArray(new String[0][])));
+    write(new File(conf, "log4j.properties"),
+        "log4j.rootLogger=INFO,console\n"
+        + "log4j.appender.console=org.apache.log4j.ConsoleAppender\n"
+        + "log4j.appender.console.layout=org.apache.log4j.PatternLayout\n"
+        + "log4j.appender.console.layout.ConversionPattern="
+        + "%d{ISO8601} %-5p %c{2}: %m%n\n");
+    try {
+      Process format = start("format", agentOptions(), daemonClassPath(),
+          "org.apache.hadoop.hdfs.server.namenode.NameNode", "-format",
+          "-force", "-nonInteractive");
+      assertTrue(format.waitFor(120, TimeUnit.SECONDS));
+      processes.remove(format);
+      start("namenode", agentOptions(), daemonClassPath(),
+          "org.apache.hadoop.hdfs.server.namenode.NameNode");
+      for (int i = 0; i < numDataNodes; i++) {
+        List<String> options = agentOptions();
+        options.add("-Dhdfsrdma.stats.file="
+            + new File(work, "datanode" + i + ".totals"));
+        dataNodes.add(start("datanode" + i, options, daemonClassPath(),
+            "org.apache.hadoop.hdfs.server.datanode.DataNode",
+            "-D", "dfs.datanode.data.dir=" + new File(work, "data" + i)));
+      }
+      fs = (DistributedFileSystem) FileSystem.newInstance(
+          URI.create(fsUri), clientConf());
+      GenericTestUtils.waitFor(() -> {
+        try {
+          return beans().size() == numDataNodes;
+        } catch (IOException e) {
+          return false;
+        }
+      }, 250, 120_000);
+    } catch (Exception | Error e) {
+      close();
+      throw e;
+    }
+  }
+
+  /** -Xmx and the agent, as HADOOP_OPTS holds them on a cluster. */
+  static List<String> agentOptions() {
+    return new ArrayList<String>(Arrays.asList("-Xmx512m", agent()));
+  }
+
+  File work() {
+    return work;
+  }
+
+  /** The cluster's configuration directory (core-site, hdfs-site). */
+  File conf() {
+    return conf;
+  }
+
+  String fsUri() {
+    return fsUri;
+  }
+
+  /** conf/ then Hadoop 2.9.2's jars: a daemon's or hdfs command's. */
+  String daemonClassPath() {
+    return conf.getPath() + File.pathSeparator + hadoopClassPath();
+  }
+
+  /** A client configuration of this cluster with the UCX path on. */
+  Configuration clientConf() {
+    Configuration c = new Configuration();
+    c.set("fs.defaultFS", fsUri);
+    c.setBoolean("dfs.client.rdma.enabled", true);
+    return c;
+  }
+
+  /** This JVM's client of the cluster (agent on, UCX on). */
+  DistributedFileSystem fs() {
+    return fs;
+  }
+
+  /**
+   * Starts a JVM: {@code java OPTIONS -cp CLASSPATH MAIN ARGS}, its output
+   * in {@code work/NAME.log}; stopped at {@link #close()}.
+   */
+  Process start(String name, List<String> options, String classPath,
+      String main, String... args) throws IOException {
+    return start(name, options, new HashMap<String, String>(), classPath,
+        main, args);
+  }
+
+  Process start(String name, List<String> options, Map<String, String> env,
+      String classPath, String main, String... args) throws IOException {
+    List<String> command = new ArrayList<String>();
+    command.add(System.getProperty("java.home") + "/bin/java");
+    command.addAll(options);
+    command.add("-cp");
+    command.add(classPath);
+    command.add(main);
+    command.addAll(Arrays.asList(args));
+    ProcessBuilder builder = new ProcessBuilder(command)
+        .redirectErrorStream(true).redirectOutput(log(name));
+    builder.environment().putAll(env);
+    Process p = builder.start();
+    processes.add(p);
+    return p;
+  }
+
+  /** Runs a JVM as {@link #start} does and waits for it to exit. */
+  int run(String name, List<String> options, Map<String, String> env,
+      String classPath, String main, String... args) throws Exception {
+    Process p = start(name, options, env, classPath, main, args);
+    if (!p.waitFor(180, TimeUnit.SECONDS)) {
+      p.destroyForcibly();
+      fail(name + " did not finish in 180 s; see " + log(name));
+    }
+    processes.remove(p);
+    return p.exitValue();
+  }
+
+  File log(String name) {
+    return new File(work, name + ".log");
+  }
+
+  /** The hdfs-rdma bean of each live DataNode that has one, by address. */
+  Map<String, DataNodeBean> beans() throws IOException {
+    Map<String, DataNodeBean> beans = new HashMap<String, DataNodeBean>();
+    for (DatanodeInfo d : fs.getDataNodeStats(DatanodeReportType.LIVE)) {
+      DataNodeBean b = DataNodeBean.read(d.getInfoAddr());
+      if (b != null) {
+        beans.put(d.getXferAddr(), b);
+      }
+    }
+    return beans;
+  }
+
+  /** Data bytes all DataNodes fetched by UCX get (their beans). */
+  long fetched() throws IOException {
+    long n = 0;
+    for (DataNodeBean b : beans().values()) {
+      n += b.dataBytesFetched();
+    }
+    return n;
+  }
+
+  /** Client block replicas all DataNodes received over UCX. */
+  long blocksOverUcx() throws IOException {
+    long n = 0;
+    for (DataNodeBean b : beans().values()) {
+      n += b.blocksOverUcx();
+    }
+    return n;
+  }
+
+  /** Client block replicas all DataNodes received over TCP. */
+  long blocksOverTcp() throws IOException {
+    long n = 0;
+    for (DataNodeBean b : beans().values()) {
+      n += b.blocksOverTcp();
+    }
+    return n;
+  }
+
+  /** The bytes of an HDFS file. */
+  byte[] readFile(Path path) throws IOException {
+    return org.apache.hadoop.hdfs.DFSTestUtil.readFileBuffer(fs, path);
+  }
+
+  @Override
+  public void close() {
+    if (fs != null) {
+      try {
+        fs.close();
+      } catch (IOException e) {
+        // shutting down
+      }
+      fs = null;
+    }
+    for (Process p : processes) {
+      p.destroyForcibly();
+    }
+    for (Process p : processes) {
+      try {
+        p.waitFor(30, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    processes.clear();
+  }
+}

@@ -1,0 +1,249 @@
+package org.hdfsrdma.hadoop.dropin;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertTrue;
+
+import java.io.File;
+import java.io.FileOutputStream;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+
+import org.junit.AfterClass;
+import org.junit.BeforeClass;
+import org.junit.Test;
+
+/**
+ * {@code hdfs-rdma check} against a cluster installed per the README, run
+ * the way an operator runs it next to a job or daemon: a good install
+ * passes its probe (the DataNodes' beans confirm the bytes came by UCX
+ * get), and every broken install exits 1 with one PROBLEM line per
+ * problem: the jar on the class path without the agent, UCX libraries
+ * that cannot load, the DataNode plugin missing, a Hadoop 3 client.
+ */
+public class TestCheckCommand {
+
+  private static final String CHECK = "org.hdfsrdma.hadoop.tools.Check";
+  private static AgentCluster cluster;
+
+  @BeforeClass
+  public static void startCluster() throws Exception {
+    cluster = new AgentCluster("check", 3);
+  }
+
+  @AfterClass
+  public static void stopCluster() {
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  /** A finished check: its exit code and its lines. */
+  private static final class Result {
+    final int exit;
+    final List<String> lines;
+    final String log;
+
+    Result(int exit, String log) {
+      this.exit = exit;
+      this.log = log;
+      List<String> l = new ArrayList<String>();
+      Collections.addAll(l, log.split("\n"));
+      this.lines = l;
+    }
+
+    /** Topics of the PROBLEM lines ("PROBLEM topic: text"). */
+    TreeSet<String> problems() {
+      TreeSet<String> topics = new TreeSet<String>();
+      for (String line : lines) {
+        if (line.startsWith("PROBLEM ")) {
+          topics.add(line.substring(8).trim().replaceFirst(":.*", ""));
+        }
+      }
+      return topics;
+    }
+
+    boolean has(String prefix) {
+      for (String line : lines) {
+        if (line.startsWith(prefix)) {
+          return true;
+        }
+      }
+      return false;
+    }
+
+    int count(String prefix) {
+      int n = 0;
+      for (String line : lines) {
+        if (line.startsWith(prefix)) {
+          n++;
+        }
+      }
+      return n;
+    }
+  }
+
+  private static Result check(String name, List<String> options,
+      Map<String, String> env, String classPath, String... args)
+      throws Exception {
+    int exit = cluster.run(name, options, env, classPath, CHECK, args);
+    return new Result(exit, AgentCluster.read(cluster.log(name)));
+  }
+
+  private static List<String> withAgent() {
+    return AgentCluster.agentOptions();
+  }
+
+  @Test(timeout = 180_000)
+  public void testGoodInstallPassesItsProbe() throws Exception {
+    int bytes = 3 * 1024 * 1024 - 5;
+    long fetchedBefore = cluster.fetched();
+    long tcpBefore = cluster.blocksOverTcp();
+    Result r = check("check-good", withAgent(), new HashMap<String, String>(),
+        cluster.daemonClassPath(), "--probe", "--probe-bytes",
+        String.valueOf(bytes));
+    assertEquals(r.log, 0, r.exit);
+    assertTrue(r.log, r.has("hdfs-rdma check: no problems"));
+    assertEquals(r.log, new TreeSet<String>(), r.problems());
+    assertTrue(r.log, r.has("OK      hadoop: 2.9.2"));
+    assertTrue(r.log, r.has("OK      agent: active (-javaagent:"
+        + AgentCluster.dropinJar().getAbsolutePath()));
+    assertTrue(r.log, r.has("OK      patch: the client classes are replaced"
+        + " by the agent: Hadoop 2.9.2's DataStreamer, DFSPacket,"
+        + " DFSOutputStream"));
+    assertTrue(r.log, r.has("OK      patch: the DataNode classes are"
+        + " replaced by the agent: Hadoop 2.9.2's BlockReceiver,"
+        + " DataXceiver"));
+    assertTrue(r.log, r.has("INFO    class org.apache.hadoop.hdfs"
+        + ".DataStreamer: patched, loaded from "));
+    assertTrue(r.log, r.has("OK      ucx: UCX 1.13"));
+    assertTrue(r.log, r.has("INFO    ucx devices: "));
+    assertTrue(r.log, r.has("INFO    setting: dfs.client.rdma.enabled=true"
+        + " (hdfs-site.xml)"));
+    assertTrue(r.log, r.has("INFO    setting: dfs.datanode.rdma"
+        + ".gets-in-flight=4 (default)"));
+    assertTrue(r.log, r.has("OK      datanode plugin: "));
+    assertTrue(r.log, r.has("OK      ucx runtime: started"));
+    assertTrue(r.log, r.has("OK      probe: this JVM sent all " + bytes
+        + " bytes as UCX descriptors"));
+    assertEquals(r.log, 3, r.count("OK      probe: DataNode "));
+    for (String line : r.lines) {
+      if (line.startsWith("OK      probe: DataNode ")) {
+        assertTrue(line, line.contains(" fetched " + bytes
+            + " bytes by UCX get (the probe's replicas there: " + bytes
+            + "), blocks over UCX +1, over TCP +0"));
+      }
+    }
+    // The check's own reading agrees with the beans, read from here.
+    assertEquals(3L * bytes, cluster.fetched() - fetchedBefore);
+    assertEquals(tcpBefore, cluster.blocksOverTcp());
+  }
+
+  /** hadoop jar hdfs-rdma-dropin.jar check: what the hadoop script runs. */
+  @Test(timeout = 180_000)
+  public void testHadoopJarRunsTheCheck() throws Exception {
+    int exit = cluster.run("hadoop-jar-check", withAgent(),
+        new HashMap<String, String>(), cluster.daemonClassPath(),
+        "org.apache.hadoop.util.RunJar",
+        AgentCluster.dropinJar().getAbsolutePath(), "check", "--client");
+    Result r = new Result(exit,
+        AgentCluster.read(cluster.log("hadoop-jar-check")));
+    assertEquals(r.log, 0, r.exit);
+    assertTrue(r.log, r.has("OK      patch: the client classes are replaced"
+        + " by the agent"));
+    assertFalse(r.log, r.has("OK      patch: the DataNode classes"));
+    assertTrue(r.log, r.has("hdfs-rdma check: no problems"));
+  }
+
+  @Test(timeout = 180_000)
+  public void testJarOnTheClassPathWithoutTheAgent() throws Exception {
+    long fetchedBefore = cluster.fetched();
+    long tcpBefore = cluster.blocksOverTcp();
+    List<String> options = new ArrayList<String>();
+    options.add("-Xmx512m");
+    Result r = check("check-classpath-only", options,
+        new HashMap<String, String>(), cluster.daemonClassPath()
+        + File.pathSeparator + AgentCluster.dropinJar(), "--probe");
+    assertEquals(r.log, 1, r.exit);
+    assertTrue(r.log, r.has("PROBLEM agent: not active: add -javaagent:"));
+    assertTrue(r.log, r.has("PROBLEM patch: the client classes are Hadoop's"
+        + " own: start this JVM with -javaagent:"));
+    assertTrue(r.log, r.has("PROBLEM patch: the DataNode classes are"
+        + " Hadoop's own"));
+    assertTrue(r.log, r.has("INFO    class org.apache.hadoop.hdfs"
+        + ".DataStreamer: Hadoop's own, loaded from "));
+    // The write works, over TCP, and the probe says so.
+    assertTrue(r.log, r.has("OK      probe: wrote "));
+    assertTrue(r.log, r.has("PROBLEM probe: this JVM sent 0 of "));
+    assertEquals(r.log, 3, r.count("PROBLEM probe: DataNode "));
+    assertTrue(r.log, r.has("hdfs-rdma check: 7 problem(s)"));
+    assertEquals(fetchedBefore, cluster.fetched());
+    assertEquals(tcpBefore + 3, cluster.blocksOverTcp());
+  }
+
+  @Test(timeout = 180_000)
+  public void testUcxLibrariesMissing() throws Exception {
+    // An empty libucp.so.0 first for JUCX's loadLibrary and the linker.
+    File broken = new File(cluster.work(), "broken-ucx");
+    assertTrue(broken.mkdirs());
+    new FileOutputStream(new File(broken, "libucp.so.0")).close();
+    List<String> options = withAgent();
+    options.add("-Djava.library.path=" + broken);
+    Map<String, String> env = new HashMap<String, String>();
+    String path = System.getenv("LD_LIBRARY_PATH");
+    env.put("LD_LIBRARY_PATH", broken + (path == null || path.isEmpty()
+        ? "" : ":" + path));
+    long fetchedBefore = cluster.fetched();
+    Result r = check("check-no-ucx", options, env, cluster.daemonClassPath(),
+        "--probe");
+    assertEquals(r.log, 1, r.exit);
+    assertTrue(r.log, r.has("PROBLEM ucx: UCX native libraries are not"
+        + " usable (install libucx0, or point LD_LIBRARY_PATH at a UCX"
+        + " build): "));
+    // The agent did its part; UCX is what is missing.
+    assertTrue(r.log, r.has("OK      patch: the client classes are"
+        + " replaced"));
+    assertTrue(r.log, r.has("OK      probe: wrote "));
+    assertTrue(r.log, r.has("PROBLEM probe: this JVM sent 0 of "));
+    assertEquals(fetchedBefore, cluster.fetched());
+  }
+
+  @Test(timeout = 180_000)
+  public void testDataNodePluginMissing() throws Exception {
+    Result r = check("check-no-plugin", withAgent(),
+        new HashMap<String, String>(), cluster.daemonClassPath(),
+        "-D", "dfs.datanode.plugins=", "--datanode");
+    assertEquals(r.log, 1, r.exit);
+    TreeSet<String> expected = new TreeSet<String>();
+    expected.add("datanode plugin");
+    assertEquals(r.log, expected, r.problems());
+    assertTrue(r.log, r.has("PROBLEM datanode plugin: org.hdfsrdma.hadoop"
+        + ".UcxDataNodePlugin is not in dfs.datanode.plugins"));
+    assertTrue(r.log, r.has("hdfs-rdma check: 1 problem(s)"));
+  }
+
+  @Test(timeout = 180_000)
+  public void testHadoop3Client() throws Exception {
+    String hadoop3 = AgentCluster.appClassPath(
+        "hdfsrdma.test.hadoop3.classpath");
+    Result r = check("check-hadoop3", withAgent(),
+        new HashMap<String, String>(), cluster.conf().getPath()
+        + File.pathSeparator + hadoop3, "--probe");
+    assertEquals(r.log, 1, r.exit);
+    assertTrue(r.log, r.has("PROBLEM hadoop: 3.3."));
+    assertTrue(r.log, r.lines.stream().anyMatch(l -> l.matches(
+        "PROBLEM patch: the client classes stay Hadoop's own:"
+        + " org\\.apache\\.hadoop\\.hdfs\\.\\w+ from \\S+/hadoop-client-api"
+        + "-3\\.3\\.\\d+\\.jar is not Apache Hadoop 2\\.9\\.1 or 2\\.9\\.2's"
+        + " \\(this is Hadoop 3\\.3\\.\\d+\\); writes stay on TCP")));
+    assertTrue(r.log, r.has("INFO    patch: hadoop-hdfs's DataNode is not"
+        + " on the class path"));
+    assertTrue(r.log, r.has("OK      probe: wrote "));
+    assertTrue(r.log, r.has("PROBLEM probe: this JVM sent 0 of "));
+    assertFalse("no stack trace: " + r.log, r.log.contains("\tat "));
+  }
+}
