@@ -315,6 +315,11 @@ public class UcxPacketReceiver extends PacketReceiver {
       if (!awaitDescriptor(in)) {
         return true;
       }
+    } else {
+      // Move what arrived meanwhile out of UCX's shared-memory receive
+      // queue (64 messages, shared by all clients) into the session: only
+      // progress empties it, and a full queue stalls the client's sends.
+      worker.progress();
     }
     topUp();
     if (times != null) {

@@ -81,6 +81,7 @@ public final class UcxRuntime implements Closeable {
   private RegisteredBufferPool landingPool;
   private volatile RegisteredBufferPool clientPool;
   private final AtomicLong dataBytesSent = new AtomicLong();
+  private final AtomicLong queuedSends = new AtomicLong();
   private final AtomicLong packetsFetched = new AtomicLong();
   private final AtomicLong rejectedMessages = new AtomicLong();
   private final PacketPhaseTimes phaseTimes = new PacketPhaseTimes();
@@ -420,6 +421,18 @@ public final class UcxRuntime implements Closeable {
     return dataBytesSent.get();
   }
 
+  /**
+   * A client's message waited because a DataNode's receive queue was
+   * full: rare when DataNodes drain their queues as they should.
+   */
+  public void countQueuedSend() {
+    queuedSends.incrementAndGet();
+  }
+
+  public long queuedSends() {
+    return queuedSends.get();
+  }
+
   /** A UCX message was refused. */
   void countRejected() {
     rejectedMessages.incrementAndGet();
@@ -495,7 +508,8 @@ public final class UcxRuntime implements Closeable {
         + String.join(";", transportsSeen).replace(' ', '_')
         + " blocks-over-ucx=" + blocksOverUcx() + " blocks-over-tcp="
         + blocksOverTcp() + " packets-fetched=" + packetsFetched.get()
-        + " rejected-messages=" + rejectedMessages.get();
+        + " rejected-messages=" + rejectedMessages.get()
+        + " queued-sends=" + queuedSends.get();
     for (Map.Entry<String, Long> e : phaseTimes.snapshot().entrySet()) {
       line += " " + e.getKey() + "=" + e.getValue();
     }

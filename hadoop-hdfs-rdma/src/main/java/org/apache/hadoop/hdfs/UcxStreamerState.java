@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 import org.apache.hadoop.classification.InterfaceAudience;
 import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
@@ -71,6 +72,10 @@ public final class UcxStreamerState {
   private static final ConcurrentHashMap<String, Long> UNREACHABLE =
       new ConcurrentHashMap<String, Long>();
 
+  /** Polling a full DataNode queue: first pause, and the longest. */
+  private static final long MIN_SEND_PAUSE_NANOS = 20_000;
+  private static final long MAX_SEND_PAUSE_NANOS = 1_000_000;
+
   private static final UcxStreamerState OFF = new UcxStreamerState(null,
       null, null);
 
@@ -87,8 +92,6 @@ public final class UcxStreamerState {
   private final StatusSlots announcementStatus;
   private final RegionAnnouncement announcement = new RegionAnnouncement();
   private int nextSlot;
-  /** Sends UCX had to queue (the DataNode's receive queue was full). */
-  private long queuedSends;
 
   // The pipeline being set up, then running.
   private WriteRequest request;
@@ -445,7 +448,7 @@ public final class UcxStreamerState {
           + block + " failed", e);
     }
     if (rc != 0) {
-      queuedSends++;
+      runtime.countQueuedSend();
       awaitSlot(slots, slot, node);
     }
   }
@@ -463,9 +466,16 @@ public final class UcxStreamerState {
     }
     long deadline = System.nanoTime()
         + TimeUnit.MILLISECONDS.toNanos(conf.connectTimeoutMs());
+    long pause = 0;
     while (slots.inProgress(slot)) {
-      if (worker.progress() == 0) {
-        Thread.yield();
+      if (worker.progress() != 0) {
+        pause = 0;
+      } else {
+        // The DataNode's queue is full; nothing signals when it drains.
+        // Poll at a falling rate instead of spinning the core it needs.
+        pause = Math.min(MAX_SEND_PAUSE_NANOS,
+            Math.max(MIN_SEND_PAUSE_NANOS, pause * 2));
+        LockSupport.parkNanos(pause);
       }
       if (Thread.interrupted()) {
         Thread.currentThread().interrupt();
