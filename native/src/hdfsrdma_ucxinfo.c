@@ -137,6 +137,15 @@ Java_org_hdfsrdma_ucx_NativeIntrospection_endpointInfo(JNIEnv *env, jclass cls,
 }
 
 EXPORT JNIEXPORT jstring JNICALL
+Java_org_hdfsrdma_ucx_NativeIntrospection_contextInfo0(JNIEnv *env, jclass cls,
+                                                      jlong context)
+{
+    (void)cls;
+    return print_to_string(env, "ucp_context_print_info",
+                           (void *)(intptr_t)context);
+}
+
+EXPORT JNIEXPORT jstring JNICALL
 Java_org_hdfsrdma_ucx_NativeIntrospection_workerInfo(JNIEnv *env, jclass cls,
                                                      jlong worker)
 {

@@ -17,6 +17,7 @@ foreach(s ${syms})
   message("  ${s}")
 endforeach()
 set(want
+  Java_org_hdfsrdma_ucx_NativeIntrospection_contextInfo0
   Java_org_hdfsrdma_ucx_NativeIntrospection_endpointInfo
   Java_org_hdfsrdma_ucx_NativeIntrospection_isUcxLoaded
   Java_org_hdfsrdma_ucx_NativeIntrospection_setenvIfUnset

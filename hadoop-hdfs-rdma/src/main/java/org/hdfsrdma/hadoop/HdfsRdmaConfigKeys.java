@@ -82,4 +82,11 @@ public final class HdfsRdmaConfigKeys {
   /** UCX_TLS for this JVM's UCX context; empty: UCX chooses. */
   public static final String DFS_RDMA_UCX_TLS_KEY = "dfs.rdma.ucx.tls";
   public static final String DFS_RDMA_UCX_TLS_DEFAULT = "^tcp";
+  /**
+   * Whether UCX may use its tcp transport, whose listening socket takes
+   * connections from any host: for trusted networks and tests only.
+   */
+  public static final String DFS_RDMA_UCX_ALLOW_TCP_KEY =
+      "dfs.rdma.ucx.allow-tcp";
+  public static final boolean DFS_RDMA_UCX_ALLOW_TCP_DEFAULT = false;
 }

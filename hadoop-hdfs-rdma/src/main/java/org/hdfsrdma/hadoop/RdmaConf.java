@@ -36,6 +36,7 @@ public final class RdmaConf {
 
   // Both.
   final String ucxTls;
+  final boolean ucxAllowTcp;
 
   public RdmaConf(Configuration conf) {
     clientEnabled = conf.getBoolean(DFS_CLIENT_RDMA_ENABLED_KEY,
@@ -84,6 +85,8 @@ public final class RdmaConf {
         DFS_DATANODE_RDMA_PACKET_TIMERS_ENABLED_DEFAULT);
 
     ucxTls = conf.getTrimmed(DFS_RDMA_UCX_TLS_KEY, DFS_RDMA_UCX_TLS_DEFAULT);
+    ucxAllowTcp = conf.getBoolean(DFS_RDMA_UCX_ALLOW_TCP_KEY,
+        DFS_RDMA_UCX_ALLOW_TCP_DEFAULT);
   }
 
   /** Whether a client with this configuration writes over UCX. */

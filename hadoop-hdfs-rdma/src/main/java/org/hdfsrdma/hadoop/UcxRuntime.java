@@ -115,13 +115,17 @@ public final class UcxRuntime implements Closeable {
     UcxContext ctx = new UcxContext(options);
     UcxWorker w = null;
     try {
+      Set<String> resources = ctx.resources();
+      String tcp = tcpRefusal(resources, conf);
+      if (tcp != null) {
+        throw new UcxUnavailableException(tcp);
+      }
+      this.networkRdma = hasNetworkRdma(resources);
       w = new UcxWorker(ctx, "hdfs-rdma");
       this.workerAddress = w.address();
       this.sessions = new SessionTable(this);
       w.setMessageHandler(sessions);
       w.start();
-      this.networkRdma = hasNetworkRdma(w.describe().get(30,
-          TimeUnit.SECONDS));
     } catch (UcxUnavailableException | RuntimeException e) {
       if (w != null) {
         w.close();
@@ -161,16 +165,39 @@ public final class UcxRuntime implements Closeable {
         TimeUnit.SECONDS);
   }
 
-  /**
-   * Whether UCX here has a transport that reaches other hosts with one-sided
-   * RMA (InfiniBand or RoCE: rc, dc, ud); tcp does not count (its gets are
-   * emulated by the owner's CPU).
-   */
-  static boolean hasNetworkRdma(String workerInfo) {
-    if (workerInfo == null) {
-      return false;
+  /** Whether UCX found RDMA hardware (InfiniBand/RoCE transports). */
+  static boolean hasNetworkRdma(Set<String> resources) {
+    for (String r : resources) {
+      if (r.matches("(rc|dc|ud)_(verbs|mlx5)/.*")) {
+        return true;
+      }
     }
-    return workerInfo.matches("(?s).*\\b(rc|dc|ud)_(verbs|mlx5)\\b.*");
+    return false;
+  }
+
+  /**
+   * Why this JVM must not start UCX with these transports, or null. UCX's
+   * tcp transport listens on a port any host can connect to, and UCX 1.13
+   * dies on malformed input there (a DataNode died within four crafted
+   * connections: DESIGN.md, "Threat model"); it takes an operator's
+   * explicit word that the network is trusted.
+   */
+  static String tcpRefusal(Set<String> resources, RdmaConf conf) {
+    if (conf.ucxAllowTcp) {
+      return null;
+    }
+    for (String r : resources) {
+      if (r.startsWith("tcp/")) {
+        return "UCX's tcp transport (" + r + ") is among the transports of "
+            + HdfsRdmaConfigKeys.DFS_RDMA_UCX_TLS_KEY + "=" + conf.ucxTls
+            + (conf.ucxTls.isEmpty() ? " (UCX_TLS or all)" : "")
+            + ": it would accept connections from any host, and UCX dies on"
+            + " malformed input there. Exclude tcp (the default ^tcp), or set "
+            + HdfsRdmaConfigKeys.DFS_RDMA_UCX_ALLOW_TCP_KEY
+            + "=true on a trusted network";
+      }
+    }
+    return null;
   }
 
   /**

@@ -221,6 +221,30 @@ public class TestUcxDataNodePlugin {
   }
 
   /**
+   * UCX's tcp transport among the configured ones, without the operator's
+   * word that the network is trusted: nothing of UCX starts (so no port
+   * opens), the plugin says why and how to fix it, and files go over TCP.
+   */
+  @Test(timeout = 180_000)
+  public void testTcpTransportNeedsTheOperatorsWord() throws Exception {
+    assumeTrue("UCX unavailable: " + UcxLibrary.unavailableReason(),
+        UcxLibrary.isAvailable());
+    Configuration conf = conf(true);
+    conf.set(HdfsRdmaConfigKeys.DFS_RDMA_UCX_TLS_KEY, "tcp,sysv");
+    cluster = new MiniDFSCluster.Builder(conf).numDataNodes(1).build();
+    cluster.waitActive();
+    UcxDataNodePlugin plugin = plugin(cluster.getDataNodes().get(0));
+    assertFalse(plugin.isServing());
+    String why = plugin.disabledReason();
+    assertNotNull(why);
+    assertTrue(why, why.contains("UCX's tcp transport (tcp/")
+        && why.contains("dfs.rdma.ucx.allow-tcp=true"));
+    writeAndRead(cluster.getFileSystem(), "/no-tcp", SIZE, (short) 1);
+    assertNull("nothing of UCX started", UcxRuntime.current());
+    assertFalse(beanRegistered());
+  }
+
+  /**
    * A DataNode JVM whose UCX libraries cannot load (an empty libucp.so.0
    * first on the library paths, as on a host without UCX): its plugin
    * names the reason, nothing of UCX starts, and a client of that JVM

@@ -756,6 +756,7 @@ public class TestUcxPacketReceiver {
   /** The runtime and a client of its own, both on UCX's tcp transport. */
   private void startTcp(boolean allowEmulatedGets) throws Exception {
     conf.set(HdfsRdmaConfigKeys.DFS_RDMA_UCX_TLS_KEY, "tcp");
+    conf.setBoolean(HdfsRdmaConfigKeys.DFS_RDMA_UCX_ALLOW_TCP_KEY, true);
     conf.setBoolean(
         HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ALLOW_EMULATED_GETS_KEY,
         allowEmulatedGets);

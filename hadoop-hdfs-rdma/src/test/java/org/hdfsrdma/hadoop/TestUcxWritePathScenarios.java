@@ -345,6 +345,7 @@ public class TestUcxWritePathScenarios {
           BLOCK_SIZE);
       conf.setBoolean(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY, true);
       conf.set(HdfsRdmaConfigKeys.DFS_RDMA_UCX_TLS_KEY, "tcp");
+      conf.setBoolean(HdfsRdmaConfigKeys.DFS_RDMA_UCX_ALLOW_TCP_KEY, true);
       org.slf4j.Logger streamer =
           LoggerFactory.getLogger(UcxStreamerState.class);
       GenericTestUtils.setLogLevel(streamer, org.apache.log4j.Level.DEBUG);

@@ -139,6 +139,14 @@ public final class NativeIntrospection {
     return endpointInfo(endpointHandle.longValue());
   }
 
+  /** ucp_context_print_info text: the context's transport resources. */
+  static String contextInfo(long contextHandle) {
+    if (!isAvailable()) {
+      return null;
+    }
+    return contextInfo0(contextHandle);
+  }
+
   /** ucp_worker_print_info text; progress thread of that worker. */
   static String workerInfo(Long workerHandle) {
     if (!isAvailable() || workerHandle == null) {
@@ -156,4 +164,6 @@ public final class NativeIntrospection {
   private static native String endpointInfo(long ucpEp);
 
   private static native String workerInfo(long ucpWorker);
+
+  private static native String contextInfo0(long ucpContext);
 }

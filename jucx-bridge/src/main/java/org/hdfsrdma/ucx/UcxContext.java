@@ -4,8 +4,12 @@ import java.io.Closeable;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import org.openucx.jucx.ucp.UcpContext;
 import org.openucx.jucx.ucp.UcpParams;
@@ -25,6 +29,10 @@ import org.slf4j.LoggerFactory;
 public final class UcxContext implements Closeable {
 
   private static final Logger LOG = LoggerFactory.getLogger(UcxContext.class);
+
+  /** "#      resource 0  :  md 0  dev 0  flags -- tcp/lo" */
+  private static final Pattern RESOURCE = Pattern.compile(
+      "resource\\s+\\d+\\s*:.*--\\s*(\\S+)");
 
   /** What a context is created with. Immutable. */
   public static final class Options {
@@ -108,6 +116,24 @@ public final class UcxContext implements Closeable {
           + options + ": " + e.getMessage(), e);
     }
     LOG.debug("Created UCX context with {}", options);
+  }
+
+  /**
+   * The transport resources this context opened, as UCX names them
+   * ("tcp/eth0", "sysv/memory", "rc_mlx5/mlx5_0:1"...): what its workers
+   * will use. Known before any worker exists, so before a transport opens
+   * a listening socket.
+   */
+  public Set<String> resources() {
+    Set<String> out = new TreeSet<String>();
+    String info = NativeIntrospection.contextInfo(ucp().getNativeId());
+    if (info != null) {
+      Matcher m = RESOURCE.matcher(info);
+      while (m.find()) {
+        out.add(m.group(1));
+      }
+    }
+    return out;
   }
 
   /** The options this context was created with. */
