@@ -75,6 +75,10 @@ public final class UcxRuntime implements Closeable {
   private final UcxConnections connections;
   private final byte[] workerAddress;
   private final boolean networkRdma;
+  /** UCX has a shared-memory transport (same-host peers). */
+  private final boolean sharedMemory;
+  /** UCX runs its tcp transport (only with dfs.rdma.ucx.allow-tcp). */
+  private final boolean tcp;
   private final RemoteRegion.Policy regionPolicy;
   private final Cache<ByteBuffer, RemoteRegion> directRegions;
   private final ScheduledExecutorService maintenance;
@@ -121,6 +125,8 @@ public final class UcxRuntime implements Closeable {
         throw new UcxUnavailableException(tcp);
       }
       this.networkRdma = hasNetworkRdma(resources);
+      this.sharedMemory = hasTransport(resources, "sysv/", "posix/");
+      this.tcp = hasTransport(resources, "tcp/");
       w = new UcxWorker(ctx, "hdfs-rdma");
       this.workerAddress = w.address();
       this.sessions = new SessionTable(this);
@@ -163,6 +169,18 @@ public final class UcxRuntime implements Closeable {
     });
     maintenance.scheduleWithFixedDelay(this::maintain, 1, 1,
         TimeUnit.SECONDS);
+  }
+
+  private static boolean hasTransport(Set<String> resources,
+      String... prefixes) {
+    for (String r : resources) {
+      for (String p : prefixes) {
+        if (r.startsWith(p)) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   /** Whether UCX found RDMA hardware (InfiniBand/RoCE transports). */
@@ -295,21 +313,10 @@ public final class UcxRuntime implements Closeable {
    * hardware (or when the operator allowed tcp, through that).
    */
   public boolean canReach(byte[] hostId, int uid) {
-    if (HostIdentity.canShareMemoryWith(hostId, uid)) {
+    if (sharedMemory && HostIdentity.canShareMemoryWith(hostId, uid)) {
       return true;
     }
-    return networkRdma || tcpEnabled();
-  }
-
-  private boolean tcpEnabled() {
-    String tls = conf.ucxTls;
-    if (tls.isEmpty() || tls.equals("all")) {
-      return true;
-    }
-    if (tls.startsWith("^")) {
-      return !Arrays.asList(tls.substring(1).split(",")).contains("tcp");
-    }
-    return Arrays.asList(tls.split(",")).contains("tcp");
+    return networkRdma || tcp;
   }
 
   /**
