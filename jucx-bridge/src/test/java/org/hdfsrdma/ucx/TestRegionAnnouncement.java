@@ -142,6 +142,10 @@ public class TestRegionAnnouncement {
         "region id 1048577");
     expectRejected(16, 4, -1, "region id -1");
     expectRejected(24, 8, 0, "bad region: base 0x0");
+    // No user memory in the top half of the address space; a negative
+    // base would make the getter's range checks overflow.
+    expectRejected(24, 8, -4096, "bad region: base 0xfffffffffffff000");
+    expectRejected(24, 8, Long.MIN_VALUE, "bad region: base 0x8000");
     expectRejected(32, 8, 0, "bad region: base 0x7f28d8a20000 length 0");
     expectRejected(32, 8, -4096, "length -4096");
     expectRejected(32, 8, Long.MAX_VALUE, "length " + Long.MAX_VALUE);
