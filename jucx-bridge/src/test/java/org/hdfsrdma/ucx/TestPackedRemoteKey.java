@@ -5,10 +5,12 @@ import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertTrue;
+import static org.junit.Assert.fail;
 
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 
 import org.junit.Test;
@@ -174,6 +176,77 @@ public class TestPackedRemoteKey {
       }
     }
     assertEquals("random keys that passed the shape check", 0, passed);
+  }
+
+  /** ucp_ep_print_info of a shared-memory endpoint, UCX 1.13.1. */
+  static final String SHM_ENDPOINT = "#\n# UCP endpoint \n#\n"
+      + "#               peer: <no debug data>\n"
+      + "#                 lane[0]:  1:sysv/memory.0 md[1]           ->"
+      + " md[1]/sysv/sysdev[255] am am_bw#0 keepalive\n"
+      + "#                 lane[1]:  2:posix/memory.0 md[2]          ->"
+      + " md[2]/posix/sysdev[255]\n#\n";
+  /** The same of a tcp endpoint. */
+  static final String TCP_ENDPOINT = "#                 lane[0]:  0:tcp/lo.0"
+      + " md[0]                -> md[0]/tcp/sysdev[255] am am_bw#0"
+      + " keepalive wireup\n";
+
+  @Test(timeout = 10_000)
+  public void testTheEndpointsMemoryDomainsAreRead() {
+    Map<Integer, String> shm = TransportReport.parse(SHM_ENDPOINT)
+        .peerMemoryDomains();
+    assertEquals("{1=sysv, 2=posix}", shm.toString());
+    assertEquals("{0=tcp}", TransportReport.parse(TCP_ENDPOINT)
+        .peerMemoryDomains().toString());
+    assertEquals("{3=ib}", TransportReport.parse("lane[0]:  5:rc_mlx5/mlx5_0:1.0"
+        + " md[3]  -> addr[1].md[3]/ib/sysdev[0] rma_bw#0 am\n")
+        .peerMemoryDomains().toString());
+    assertTrue(TransportReport.parse(null).peerMemoryDomains().isEmpty());
+  }
+
+  @Test(timeout = 10_000)
+  public void testUcxIsHandedOnlyTheEntriesOfReachedDomains()
+      throws Exception {
+    Map<Integer, String> shm = TransportReport.parse(SHM_ENDPOINT)
+        .peerMemoryDomains();
+    // A slab's key (self, SysV, cma): UCX gets the SysV entry alone.
+    byte[] slab = key(0b1011, 0, 0, 12, 0);
+    byte[] sysvOnly = Arrays.copyOfRange(slab, 9 + 1, 9 + 1 + 13);
+    byte[] forUcx = PackedRemoteKey.forEndpoint(slab, shm);
+    assertEquals(UcxTestUtils.hex(key(0b10, 0, 12)).substring(0, 18)
+        + UcxTestUtils.hex(sysvOnly), UcxTestUtils.hex(forUcx));
+    assertNull(PackedRemoteKey.check(forUcx));
+    // tcp: its empty entry.
+    Map<Integer, String> tcp = TransportReport.parse(TCP_ENDPOINT)
+        .peerMemoryDomains();
+    assertEquals(UcxTestUtils.hex(key(1, 0, 0)), UcxTestUtils.hex(
+        PackedRemoteKey.forEndpoint(key(0b11, 0, 0, 8), tcp)));
+    // Entries of a reached domain in another transport's shape, or of a
+    // transport hdfs-rdma does not read through.
+    expectRefused(key(0b100, 0, 12), shm, "entry of memory domain 2 is for"
+        + " UCX's posix transport, which hdfs-rdma does not read through");
+    expectRefused(key(0b100, 0, 0), shm, "memory domain 2 is for UCX's posix");
+    expectRefused(key(0b10, 0, 8), shm, "entry of memory domain 1 is 8"
+        + " bytes, but the peer's memory domain 1 is sysv, whose keys are 12"
+        + " bytes");
+    expectRefused(key(0b10, 0, 0), shm, "memory domain 1 is 0 bytes");
+    expectRefused(key(1, 0, 12), tcp, "memory domain 0 is 12 bytes");
+    // Nothing left for UCX.
+    expectRefused(key(0b1001, 0, 0, 12), shm, "no entry of the packed remote"
+        + " key is in a memory domain this endpoint reaches {1=sysv,"
+        + " 2=posix}");
+    expectRefused(key(1, 0, 0), new java.util.TreeMap<Integer, String>(),
+        "no entry");
+  }
+
+  private static void expectRefused(byte[] key, Map<Integer, String> domains,
+      String message) {
+    try {
+      PackedRemoteKey.forEndpoint(key, domains);
+      fail("handed " + UcxTestUtils.hex(key) + " to UCX");
+    } catch (MalformedDescriptorException e) {
+      assertTrue("\"" + e.getMessage() + "\" should say \"" + message
+          + "\"", e.getMessage().contains(message));
+    }
   }
 
   @Test(timeout = 10_000)
