@@ -163,8 +163,8 @@ final class TestGetter implements Closeable, MessageHandler {
     }
     try {
       if (slots.status(0) != 0) {
-        throw new IOException("get of " + d + " failed: "
-            + StatusSlots.describe(slots.status(0)));
+        throw new IOException("get of " + d + " from " + back.peer()
+            + " failed: " + StatusSlots.describe(slots.status(0)));
       }
       byte[] bytes = new byte[(int) d.packetLength()];
       ByteBuffer landed = landing.buffer(token);
