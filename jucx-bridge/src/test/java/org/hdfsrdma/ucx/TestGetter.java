@@ -176,14 +176,27 @@ final class TestGetter implements Closeable, MessageHandler {
     }
   }
 
+  /** Closes every endpoint back made so far (twice: close is idempotent). */
+  void closeBacks() {
+    for (UcxEndpoint e : backs) {
+      e.close();
+      e.close();
+      backs.remove(e);
+    }
+    back = null;
+  }
+
+  /** Idempotent. */
   @Override
   public void close() {
     for (UcxEndpoint e : backs) {
       e.close();
     }
+    backs.clear();
     for (RemoteRegion r : regions.values()) {
       r.release();
     }
+    regions.clear();
     worker.close();
     context.close();
   }
