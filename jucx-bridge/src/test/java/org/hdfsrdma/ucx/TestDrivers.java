@@ -256,8 +256,9 @@ public class TestDrivers {
 
   /**
    * The waiter leaves with its message while another driver is parked:
-   * the parked one is promoted to waiter, and its own message then
-   * reaches it at once.
+   * the parked one is promoted to waiter (it is no longer parked, though
+   * its own message has not come), and its message then reaches it at
+   * once.
    */
   @Test(timeout = 120_000)
   public void testAParkedDriverIsPromotedWhenTheWaiterLeaves()
@@ -265,6 +266,7 @@ public class TestDrivers {
     owners(2);
     ByteBuffer m = ByteBuffer.allocateDirect(PacketDescriptor.LENGTH);
     StatusSlots slots = new StatusSlots(1);
+    long promotionsBefore = receiver.promotions();
     for (int round = 0; round < 20; round++) {
       UcxWorker.Driver[] d = new UcxWorker.Driver[2];
       long[] woke = new long[2];
@@ -291,21 +293,22 @@ public class TestDrivers {
       UcxTestUtils.waitFor(() -> d[0].parked != d[1].parked, WAIT_MS,
           "one waiter and one parked driver");
       int waiter = d[0].parked ? 1 : 0;
-      int parked = 1 - waiter;
-      long promotions = receiver.promotions();
+      int other = 1 - waiter;
       send(m, slots, waiter, round);
       assertEquals(Long.valueOf(round), f.get(waiter).get(WAIT_MS,
           TimeUnit.MILLISECONDS));
-      UcxTestUtils.waitFor(() -> receiver.promotions() > promotions, WAIT_MS,
-          "the parked driver's promotion");
+      // Someone must watch the worker now: the other driver, promoted.
+      UcxTestUtils.waitFor(() -> !d[other].parked, LATENCY_LIMIT_MS,
+          "the parked driver to be promoted");
       long sent = System.nanoTime();
-      send(m, slots, parked, round);
-      assertEquals(Long.valueOf(round), f.get(parked).get(WAIT_MS,
+      send(m, slots, other, round);
+      assertEquals(Long.valueOf(round), f.get(other).get(WAIT_MS,
           TimeUnit.MILLISECONDS));
-      assertTrue("the promoted driver took " + (woke[parked] - sent) / 1000
-          + " us", woke[parked] - sent < TimeUnit.MILLISECONDS.toNanos(
+      assertTrue("the promoted driver took " + (woke[other] - sent) / 1000
+          + " us", woke[other] - sent < TimeUnit.MILLISECONDS.toNanos(
               LATENCY_LIMIT_MS));
     }
+    assertTrue("promotions", receiver.promotions() > promotionsBefore);
   }
 
   private void send(ByteBuffer m, StatusSlots slots, int owner, long seqno)
