@@ -43,7 +43,7 @@ final class PeerProcess implements AutoCloseable {
     this.lines = lines;
   }
 
-  /** A getter JVM ({@code get TLS}); its worker address is {@link #address()}. */
+  /** A getter JVM ({@code get TLS}); its worker address: {@link #address()}. */
   static PeerProcess getter(String tls) throws IOException,
       InterruptedException {
     return start("get", tls);

@@ -203,7 +203,8 @@ public class TestDrivers {
       }));
     }
     assertTrue(registered.await(WAIT_MS, TimeUnit.MILLISECONDS));
-    ByteBuffer messages = ByteBuffer.allocateDirect(64 * PacketDescriptor.LENGTH);
+    ByteBuffer messages = ByteBuffer.allocateDirect(
+        64 * PacketDescriptor.LENGTH);
     long base = UcxUtils.getAddress(messages);
     StatusSlots slots = new StatusSlots(64);
     long[] seqno = new long[n];
@@ -323,7 +324,8 @@ public class TestDrivers {
   @Test(timeout = 120_000)
   public void testAThrowingHandlerDoesNotStopDelivery() throws Exception {
     owners(1);
-    ByteBuffer messages = ByteBuffer.allocateDirect(64 * PacketDescriptor.LENGTH);
+    ByteBuffer messages = ByteBuffer.allocateDirect(
+        64 * PacketDescriptor.LENGTH);
     long base = UcxUtils.getAddress(messages);
     StatusSlots slots = new StatusSlots(64);
     Future<Long> owner = threads.submit(() -> {

@@ -20,7 +20,8 @@ import org.slf4j.LoggerFactory;
  */
 public class TestIdleWorker {
 
-  private static final Logger LOG = LoggerFactory.getLogger(TestIdleWorker.class);
+  private static final Logger LOG =
+      LoggerFactory.getLogger(TestIdleWorker.class);
   private static final long IDLE_MS = 2_000;
   private static final long CPU_LIMIT_MS = 50;
   private static final long WAIT_MS = 30_000;

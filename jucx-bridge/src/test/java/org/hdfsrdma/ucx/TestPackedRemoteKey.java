@@ -197,8 +197,9 @@ public class TestPackedRemoteKey {
     assertEquals("{1=sysv, 2=posix}", shm.toString());
     assertEquals("{0=tcp}", TransportReport.parse(TCP_ENDPOINT)
         .peerMemoryDomains().toString());
-    assertEquals("{3=ib}", TransportReport.parse("lane[0]:  5:rc_mlx5/mlx5_0:1.0"
-        + " md[3]  -> addr[1].md[3]/ib/sysdev[0] rma_bw#0 am\n")
+    assertEquals("{3=ib}", TransportReport.parse("lane[0]:  5:"
+        + "rc_mlx5/mlx5_0:1.0 md[3]  -> addr[1].md[3]/ib/sysdev[0] rma_bw#0"
+        + " am\n")
         .peerMemoryDomains().toString());
     assertTrue(TransportReport.parse(null).peerMemoryDomains().isEmpty());
   }

@@ -35,7 +35,8 @@ import org.openucx.jucx.UcxUtils;
  * otherwise with UCX gets into registered landing buffers, a window of
  * them in flight, each copied to the heap buffer once it landed. The
  * counterpart of native/'s {@code ucx_fanout_bench -r 1}, so that the Java
- * path can be held against raw UCX ({@code dev-support/measure-get-bandwidth.sh}).
+ * path can be held against raw UCX
+ * ({@code dev-support/measure-get-bandwidth.sh}).
  *
  * <pre>
  * java -cp jucx-bridge.jar:jucx.jar:slf4j-api.jar \
