@@ -27,6 +27,13 @@ package org.hdfsrdma.ucx;
  * under a reader; xpmem; knem; unknown transports) is refused before UCX
  * parses it. Every 12-byte entry is reported to the caller, which checks the
  * segment with the kernel before the key is unpacked ({@link RemoteRegion}).
+ *
+ * <p>A shape is not enough: UCX unpacks each entry with the code of the
+ * transport its memory domain belongs to on the peer, whatever its length
+ * (POSIX shared memory's unpack of a 12-byte or empty entry aborts the
+ * process in UCX 1.13). {@link #forEndpoint} therefore hands UCX only the
+ * entries of the domains the endpoint's lanes reach, each of the shape of
+ * that domain's transport.
  */
 final class PackedRemoteKey {
 
@@ -115,6 +122,83 @@ final class PackedRemoteKey {
           + " unexplained trailing bytes";
     }
     return null;
+  }
+
+  /**
+   * The key to hand ucp_ep_rkey_unpack on an endpoint whose lanes reach
+   * the peer's memory domains {@code domains} (index to UCX component, as
+   * {@link TransportReport#peerMemoryDomains()} reads them): the entries of
+   * those domains only, each of the shape that domain's transport packs.
+   * Entries of other domains are dropped: no lane uses them, and UCX would
+   * unpack them with a transport this side cannot see. {@code key} must
+   * have passed {@link #inspect}.
+   *
+   * @throws MalformedDescriptorException when an entry of a reached domain
+   *     has another shape than its transport's keys, or belongs to a
+   *     transport hdfs-rdma does not read through, or no entry is left
+   */
+  static byte[] forEndpoint(byte[] key, java.util.Map<Integer, String> domains)
+      throws MalformedDescriptorException {
+    long mdMap = littleEndian(key, 0, 8);
+    long kept = 0;
+    java.io.ByteArrayOutputStream entries =
+        new java.io.ByteArrayOutputStream(key.length);
+    int p = HEADER;
+    for (int md = 0; md < 64; md++) {
+      if ((mdMap & (1L << md)) == 0) {
+        continue;
+      }
+      int len = key[p] & 0xFF;
+      String component = domains.get(md);
+      if (component != null) {
+        int expected = entryLength(component);
+        if (expected < 0) {
+          throw new MalformedDescriptorException("entry of memory domain "
+              + md + " is for UCX's " + component + " transport, which"
+              + " hdfs-rdma does not read through");
+        }
+        if (len != expected) {
+          throw new MalformedDescriptorException("entry of memory domain "
+              + md + " is " + len + " bytes, but the peer's memory domain "
+              + md + " is " + component + ", whose keys are " + expected
+              + " bytes");
+        }
+        kept |= 1L << md;
+        entries.write(key, p, 1 + len);
+      }
+      p += 1 + len;
+    }
+    if (kept == 0) {
+      throw new MalformedDescriptorException("no entry of the packed remote"
+          + " key is in a memory domain this endpoint reaches "
+          + domains);
+    }
+    byte[] out = new byte[HEADER + entries.size()];
+    for (int i = 0; i < 8; i++) {
+      out[i] = (byte) (kept >>> (8 * i));
+    }
+    out[8] = (byte) MEMORY_TYPE_HOST;
+    System.arraycopy(entries.toByteArray(), 0, out, HEADER, entries.size());
+    return out;
+  }
+
+  /**
+   * The length of the key entries UCX's {@code component} packs for host
+   * memory, or -1 for components hdfs-rdma does not read through.
+   */
+  private static int entryLength(String component) {
+    switch (component) {
+      case "self":
+      case "tcp":
+      case "cma":
+        return EMPTY_ENTRY;
+      case "ib":
+        return IB_ENTRY;
+      case "sysv":
+        return SYSV_ENTRY;
+      default:
+        return -1;
+    }
   }
 
   private static long littleEndian(byte[] b, int from, int n) {

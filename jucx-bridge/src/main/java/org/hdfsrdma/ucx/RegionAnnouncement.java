@@ -174,7 +174,9 @@ public final class RegionAnnouncement {
     }
     long b = regionBase();
     long len = regionLength();
-    if (b == 0 || len <= 0 || b + len < b) {
+    // User memory lies in the lower half of the address space: a positive
+    // base and end keep every range check of the getter free of overflow.
+    if (b <= 0 || len <= 0 || b + len < b) {
       throw new MalformedDescriptorException("bad region: base 0x"
           + Long.toHexString(b) + " length " + len);
     }

@@ -237,7 +237,7 @@ public final class RegisteredBufferPool implements Closeable {
         if (closed) {
           continue;
         }
-        if (freeHead.get() == 0 && slabCount < slabs.length) {
+        if ((int) freeHead.get() == 0 && slabCount < slabs.length) {
           addSlab();
         }
       } finally {

@@ -33,12 +33,14 @@ import org.openucx.jucx.UcxUtils;
  * <li>the announced region lies inside the segment, by the segment's real
  * size from the kernel and the owner's address of its start.
  * </ul>
- * Every SysV segment the key names is attached read-only here before UCX
+ * A key may name one SysV segment; it is attached read-only here before UCX
  * unpacks the key, so it cannot vanish between the check and UCX's own
  * attach (which would send UCX down the error path noted in
  * {@link PackedRemoteKey}); the attachment is held for the region's life
  * and is what the bytes are read through ({@link #reader()} is a buffer of
- * exactly the region's length, inside the segment).
+ * exactly the region's length, inside the segment). UCX is handed only the
+ * key entries of the peer's memory domains this endpoint's lanes reach,
+ * each of its transport's shape ({@link PackedRemoteKey#forEndpoint}).
  *
  * <p><b>Remote regions</b> (no direct mapping: RDMA hardware, where the NIC
  * enforces the key's bounds; or tcp, where UCX emulates gets with the
@@ -113,6 +115,11 @@ public final class RemoteRegion {
       throw new MalformedDescriptorException(problem + " (region "
           + a.regionId() + " from " + peer + ")");
     }
+    if (segments.size() > 1) {
+      throw new MalformedDescriptorException("the key of region "
+          + a.regionId() + " from " + peer + " names " + segments.size()
+          + " SysV segments; a region lies in one");
+    }
     long regionBase = a.regionBase();
     long regionLength = a.regionLength();
     long[] attached = new long[segments.size()];
@@ -128,8 +135,20 @@ public final class RemoteRegion {
         }
         attached[n++] = at;
       }
-      ByteBuffer key = ByteBuffer.allocateDirect(packed.length + RKEY_PADDING);
-      key.put(packed).clear();
+      // UCX unpacks each entry as its memory domain's transport: hand it
+      // only entries of the domains this endpoint reaches, of their shape.
+      TransportReport lanes = TransportReport.parse(
+          NativeIntrospection.endpointInfo(replyEndpoint));
+      byte[] forUcx;
+      try {
+        forUcx = PackedRemoteKey.forEndpoint(packed,
+            lanes.peerMemoryDomains());
+      } catch (MalformedDescriptorException e) {
+        throw new MalformedDescriptorException(e.getMessage() + " (region "
+            + a.regionId() + " from " + peer + ")");
+      }
+      ByteBuffer key = ByteBuffer.allocateDirect(forUcx.length + RKEY_PADDING);
+      key.put(forUcx).clear();
       ByteBuffer status = ByteBuffer.allocateDirect(4);
       rkey = NativeUcx.rkeyUnpack(replyEndpoint, UcxUtils.getAddress(key),
           UcxUtils.getAddress(status));
@@ -158,8 +177,6 @@ public final class RemoteRegion {
         rkey = 0;
         how = "shared memory";
       } else {
-        TransportReport lanes = TransportReport.parse(
-            NativeIntrospection.endpointInfo(replyEndpoint));
         boolean emulated = lanes.rmaTransports().isEmpty()
             || lanes.rmaTransports().contains("tcp");
         if (emulated && !policy.allowEmulatedGets) {

@@ -4,7 +4,9 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -25,12 +27,17 @@ public final class TransportReport {
     private final String transport;
     private final String device;
     private final Set<String> roles;
+    private final int peerMemoryDomain;
+    private final String peerComponent;
 
-    Lane(int index, String transport, String device, Set<String> roles) {
+    Lane(int index, String transport, String device, Set<String> roles,
+        int peerMemoryDomain, String peerComponent) {
       this.index = index;
       this.transport = transport;
       this.device = device;
       this.roles = Collections.unmodifiableSet(roles);
+      this.peerMemoryDomain = peerMemoryDomain;
+      this.peerComponent = peerComponent;
     }
 
     public int index() {
@@ -51,6 +58,22 @@ public final class TransportReport {
       return roles;
     }
 
+    /**
+     * The index of the peer's memory domain this lane reaches (the index
+     * the peer's packed remote keys use), or -1 when UCX did not say.
+     */
+    public int peerMemoryDomain() {
+      return peerMemoryDomain;
+    }
+
+    /**
+     * The UCX component of that memory domain (sysv, posix, tcp, cma, ib,
+     * ...): the one whose code unpacks the key entries of that domain.
+     */
+    public String peerComponent() {
+      return peerComponent;
+    }
+
     /** True when UCX uses this lane for gets and puts. */
     public boolean carriesRma() {
       return roles.contains("rma_bw") || roles.contains("rma")
@@ -66,6 +89,10 @@ public final class TransportReport {
   // "lane[0]:  8:tcp/lo.0 md[4]     -> md[4]/tcp/sysdev[255] rma_bw#0 am"
   private static final Pattern LANE = Pattern.compile(
       "lane\\[(\\d+)\\]:\\s*\\d+:([^/\\s]+)/(\\S+?)\\.\\d+\\s.*?->\\s*\\S+(.*)$");
+
+  // "-> md[4]/tcp/sysdev[255]" (UCX may print "addr[N]." before "md[").
+  private static final Pattern PEER_DOMAIN = Pattern.compile(
+      "->\\s*(?:addr\\[\\d+\\]\\.)?md\\[(\\d+)\\]/([^/\\s]+)/");
 
   private static final TransportReport UNKNOWN_REPORT = new TransportReport(
       Collections.<Lane>emptyList(), null);
@@ -101,8 +128,11 @@ public final class TransportReport {
           roles.add(hash < 0 ? role : role.substring(0, hash));
         }
       }
+      Matcher peer = PEER_DOMAIN.matcher(line);
+      boolean known = peer.find();
       lanes.add(new Lane(Integer.parseInt(m.group(1)), m.group(2),
-          m.group(3), roles));
+          m.group(3), roles, known ? Integer.parseInt(peer.group(1)) : -1,
+          known ? peer.group(2) : null));
     }
     return new TransportReport(lanes, endpointInfo);
   }
@@ -114,6 +144,21 @@ public final class TransportReport {
 
   public List<Lane> lanes() {
     return lanes;
+  }
+
+  /**
+   * The peer's memory domains this endpoint's lanes reach, by index, with
+   * the UCX component of each: what ucp_ep_rkey_unpack will unpack a key
+   * entry of that domain as.
+   */
+  public Map<Integer, String> peerMemoryDomains() {
+    Map<Integer, String> domains = new TreeMap<Integer, String>();
+    for (Lane lane : lanes) {
+      if (lane.peerMemoryDomain() >= 0) {
+        domains.put(lane.peerMemoryDomain(), lane.peerComponent());
+      }
+    }
+    return domains;
   }
 
   /** Every transport the endpoint has a lane on. */

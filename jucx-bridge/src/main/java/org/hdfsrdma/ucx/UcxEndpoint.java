@@ -326,24 +326,32 @@ public final class UcxEndpoint implements Closeable {
     while (inside.get() != 0 && System.nanoTime() < deadline) {
       Thread.yield();
     }
+    if (failure == null && wait) {
+      // What was sent reaches the peer before the endpoint goes.
+      try {
+        UcpRequest flush = endpoint.flushNonBlocking(new UcxCallback());
+        if (flush != null && !awaitCompletion(flush, deadline)) {
+          LOG.debug("The UCX endpoint to {} did not flush in {} ms; closing"
+              + " it anyway", peer, CLOSE_WAIT_MS);
+        }
+      } catch (RuntimeException e) {
+        LOG.debug("Flushing the UCX endpoint to {}: {}", peer, e.toString());
+      }
+    }
+    // Always by force: UCX 1.13 destroys an endpoint closed in flush mode
+    // only with its worker once the peer has connected to it
+    // (ucp_ep_disconnected), keeping its sockets and its mappings of the
+    // peer's shared memory for the worker's life.
     UcpRequest request = null;
     try {
-      request = failure != null ? endpoint.closeNonBlockingForce()
-          : endpoint.closeNonBlockingFlush();
+      request = endpoint.closeNonBlockingForce();
     } catch (RuntimeException e) {
       LOG.debug("Closing the UCX endpoint to {}: {}", peer, e.toString());
     }
     if (request != null && !request.isCompleted()) {
-      if (wait && !awaitCompletion(request, deadline)) {
-        try {
-          // The peer did not answer the flush: force it.
-          request = endpoint.closeNonBlockingForce();
-          awaitCompletion(request, System.nanoTime()
-              + TimeUnit.MILLISECONDS.toNanos(CLOSE_WAIT_MS));
-        } catch (RuntimeException e) {
-          LOG.debug("Forcing the close of the UCX endpoint to {}: {}", peer,
-              e.toString());
-        }
+      if (wait) {
+        awaitCompletion(request, System.nanoTime()
+            + TimeUnit.MILLISECONDS.toNanos(CLOSE_WAIT_MS));
       }
       if (!request.isCompleted()) {
         worker.completeBeforeDestroy(request);

@@ -35,8 +35,9 @@ import org.slf4j.LoggerFactory;
  * that finds the role taken parks; whoever then delivers its message, or
  * leaves the role, unparks it. The worker's own progress thread takes the
  * role only while no driver is registered (an idle DataNode, a client), so
- * it sleeps until an event or {@link #signal()}: an idle worker uses no
- * CPU. While drivers exist it only sweeps every {@value #SWEEP_MS} ms
+ * it sleeps until an event or {@link #signal()}, for at most
+ * {@value #MAX_SLEEP_MS} ms: an idle worker uses almost no CPU. While
+ * drivers exist it only sweeps every {@value #SWEEP_MS} ms
  * (progress once, promote a parked driver if nobody waits), so a driver
  * stuck in a disk write cannot hold up the others for long. It also runs
  * the control tasks handed to it with {@link #execute}.
@@ -62,6 +63,19 @@ public final class UcxWorker implements Closeable {
 
   /** How often the progress thread sweeps while drivers exist. */
   static final long SWEEP_MS = 10;
+
+  /**
+   * The longest any thread sleeps in the worker's event wait before it
+   * progresses and arms the worker again. UCX 1.13 sometimes leaves the
+   * sleeper of a multi-threaded worker unwoken although work arrived for
+   * it: a DataNode's driver waiting for its endpoint back to a client, or
+   * for a get over tcp, saw it only at UCX's next keepalive round, 20 s
+   * later, even with the progress thread sweeping meanwhile (TestDrivers;
+   * a thread that progresses and re-arms it itself does not miss it). A
+   * bounded sleep turns such a miss into at most this delay, at about ten
+   * wake-ups a second of an idle worker.
+   */
+  static final int MAX_SLEEP_MS = 100;
 
   /** How often counted stray messages are reported, at most. */
   private static final long REPORT_INTERVAL_MS = 10_000;
@@ -415,16 +429,7 @@ public final class UcxWorker implements Closeable {
         if (waiter.compareAndSet(null, d.thread)) {
           waited = true;
           try {
-            if (enter()) {
-              try {
-                sleeps.incrementAndGet();
-                NativeUcx.waitEvents(handle, eventFd, (int) Math.max(1,
-                    Math.min(Integer.MAX_VALUE,
-                        TimeUnit.NANOSECONDS.toMillis(left))));
-              } finally {
-                inside.decrementAndGet();
-              }
-            }
+            awaitEvents(ready, deadline);
           } finally {
             waiter.set(null);
           }
@@ -441,6 +446,34 @@ public final class UcxWorker implements Closeable {
     } finally {
       if (waited) {
         promoteParked(d);
+      }
+    }
+  }
+
+  /**
+   * Sleeps in the worker's event wait, in the waiter role, until an event
+   * or a signal ends the sleep, {@code ready} says so, or the deadline
+   * passes. A sleep that ran out its {@value #MAX_SLEEP_MS} ms with nothing
+   * to show progresses and arms the worker again without giving up the
+   * role, so that parked drivers are not promoted for nothing.
+   */
+  private void awaitEvents(Readiness ready, long deadline) {
+    while (enter()) {
+      int woken;
+      try {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return;
+        }
+        sleeps.incrementAndGet();
+        woken = NativeUcx.waitEvents(handle, eventFd, (int) Math.max(1,
+            Math.min(MAX_SLEEP_MS, TimeUnit.NANOSECONDS.toMillis(left))));
+      } finally {
+        inside.decrementAndGet();
+      }
+      if (woken != 0 || ready.isReady() || progress() > 0
+          || ready.isReady()) {
+        return;
       }
     }
   }
@@ -477,7 +510,7 @@ public final class UcxWorker implements Closeable {
               if (drivers.length == 0 && tasks.isEmpty() && enter()) {
                 try {
                   sleeps.incrementAndGet();
-                  NativeUcx.waitEvents(handle, eventFd, -1);
+                  NativeUcx.waitEvents(handle, eventFd, MAX_SLEEP_MS);
                 } finally {
                   inside.decrementAndGet();
                 }

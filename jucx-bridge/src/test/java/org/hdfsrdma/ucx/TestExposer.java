@@ -15,6 +15,9 @@ import org.openucx.jucx.UcxUtils;
  */
 final class TestExposer implements Closeable {
 
+  /** How long a queued send may take before it counts as failed. */
+  static final long SEND_DEADLINE_MS = 30_000;
+
   final UcxContext context;
   final UcxWorker worker;
   final RegisteredBufferPool pool;
@@ -25,7 +28,12 @@ final class TestExposer implements Closeable {
 
   TestExposer(String tls, byte[] getterAddress, int bufferSize, int buffers)
       throws Exception {
-    context = new UcxContext(UcxTestUtils.options(tls));
+    this(UcxTestUtils.options(tls), getterAddress, bufferSize, buffers);
+  }
+
+  TestExposer(UcxContext.Options options, byte[] getterAddress,
+      int bufferSize, int buffers) throws Exception {
+    context = new UcxContext(options);
     UcxWorker w = null;
     RegisteredBufferPool p = null;
     try {
@@ -52,41 +60,43 @@ final class TestExposer implements Closeable {
     send(0, hello.length());
   }
 
-  /** Sends the bytes at [offset, offset + length) of {@link #messages}. */
-  void send(int offset, int length) throws IOException, InterruptedException {
+  /**
+   * Sends the bytes at [offset, offset + length) of {@link #messages} as
+   * the write path does: a queued send is awaited at once, with a deadline.
+   */
+  void send(int offset, int length) throws IOException {
     int slot = next++ % slots.count();
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    int rc = endpoint.send(UcxUtils.getAddress(messages) + offset, length,
-        slots.address(slot));
-    while (rc == NativeUcx.IN_PROGRESS && slots.inProgress(slot)) {
-      worker.progress();
-      if (System.nanoTime() > deadline) {
-        throw new IOException("send did not complete");
-      }
-    }
-    int status = slots.status(slot);
-    if (status < 0) {
-      throw new IOException("send failed: " + StatusSlots.describe(status));
-    }
+    UcxTestUtils.sendAsWritePath(endpoint,
+        UcxUtils.getAddress(messages) + offset, length, slots, slot,
+        SEND_DEADLINE_MS);
   }
 
   /** Announces the region of {@code token} under {@code regionId}. */
-  void announce(long session, int regionId, long token)
-      throws IOException, InterruptedException {
+  void announce(long session, int regionId, long token) throws IOException {
     int region = pool.regionId(token);
+    announce(session, regionId, pool.regionAddress(region),
+        pool.regionLength(region), pool.regionKey(region));
+  }
+
+  /** Announces whatever it is told to, true or not. */
+  void announce(long session, int regionId, long base, long length,
+      byte[] key) throws IOException {
     RegionAnnouncement a = new RegionAnnouncement().wrap(messages, 0,
-        messages.capacity()).encode(session, regionId,
-            pool.regionAddress(region), pool.regionLength(region),
-            pool.regionKey(region));
+        messages.capacity()).encode(session, regionId, base, length, key);
     send(0, a.length());
   }
 
   /** Describes the first {@code length} bytes of a leased buffer. */
   void describe(long session, int regionId, long token, int length,
-      long seqno) throws IOException, InterruptedException {
+      long seqno) throws IOException {
+    describeAt(session, regionId, pool.address(token), length, seqno);
+  }
+
+  /** Describes {@code length} bytes at an exposer's address. */
+  void describeAt(long session, int regionId, long address, int length,
+      long seqno) throws IOException {
     new PacketDescriptor().wrap(messages, 0).encode(session, 1073741825L,
-        1001L, seqno, seqno * length, 0, regionId, pool.address(token), 0,
-        length);
+        1001L, seqno, seqno * length, 0, regionId, address, 0, length);
     send(0, PacketDescriptor.LENGTH);
   }
 

@@ -2,6 +2,9 @@ package org.hdfsrdma.ucx;
 
 import static org.junit.Assume.assumeTrue;
 
+import java.io.File;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -73,6 +76,67 @@ final class UcxTestUtils {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new AssertionError("interrupted waiting for " + what);
+    }
+  }
+
+  /** Open file descriptors of this process. */
+  static int openFileDescriptors() {
+    String[] fds = new File("/proc/self/fd").list();
+    return fds == null ? -1 : fds.length;
+  }
+
+  /** CPU time a thread used so far, in nanoseconds. */
+  static long cpuNanos(Thread t) {
+    return ManagementFactory.getThreadMXBean().getThreadCpuTime(t.getId());
+  }
+
+  static String hex(byte[] bytes) {
+    StringBuilder sb = new StringBuilder(bytes.length * 2);
+    for (byte b : bytes) {
+      sb.append(Character.forDigit((b >> 4) & 0xF, 16))
+          .append(Character.forDigit(b & 0xF, 16));
+    }
+    return sb.toString();
+  }
+
+  static byte[] unhex(String s) {
+    byte[] bytes = new byte[s.length() / 2];
+    for (int i = 0; i < bytes.length; i++) {
+      bytes[i] = (byte) Integer.parseInt(s.substring(2 * i, 2 * i + 2), 16);
+    }
+    return bytes;
+  }
+
+  /**
+   * Sends as the write path does (UcxStreamerState.send): a send UCX had to
+   * queue is awaited at once, progressing the worker from this thread, for
+   * at most {@code deadlineMs}; past it the caller gets an IOException
+   * instead of a hang.
+   *
+   * @throws IOException when the endpoint refused the send, the send failed
+   *     or the deadline passed
+   */
+  static void sendAsWritePath(UcxEndpoint endpoint, long address, int length,
+      StatusSlots slots, int slot, long deadlineMs) throws IOException {
+    int rc = endpoint.send(address, length, slots.address(slot));
+    if (rc == 0) {
+      return;
+    }
+    long deadline = System.nanoTime()
+        + TimeUnit.MILLISECONDS.toNanos(deadlineMs);
+    while (slots.inProgress(slot)) {
+      if (endpoint.worker().progress() == 0) {
+        Thread.yield();
+      }
+      if (System.nanoTime() > deadline) {
+        throw new IOException("a message to " + endpoint.peer()
+            + " was not sent in " + deadlineMs + " ms");
+      }
+    }
+    int status = slots.status(slot);
+    if (status < 0) {
+      throw new IOException("a message to " + endpoint.peer() + " failed: "
+          + StatusSlots.describe(status));
     }
   }
 }
