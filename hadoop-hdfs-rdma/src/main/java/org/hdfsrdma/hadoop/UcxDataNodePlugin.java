@@ -53,6 +53,7 @@ public class UcxDataNodePlugin implements ServicePlugin {
     try {
       UcxRuntime runtime = UcxRuntime.get(conf);
       runtime.registerBean();
+      runtime.registerMetrics();
       serving = true;
       disabledReason = null;
       LOG.info("hdfs-rdma: DataNode {} serves the UCX data path (UCX"

@@ -82,7 +82,7 @@ public final class UcxRuntime implements Closeable {
   private final RemoteRegion.Policy regionPolicy;
   private final Cache<ByteBuffer, RemoteRegion> directRegions;
   private final ScheduledExecutorService maintenance;
-  private RegisteredBufferPool landingPool;
+  private volatile RegisteredBufferPool landingPool;
   private volatile RegisteredBufferPool clientPool;
   private final AtomicLong dataBytesSent = new AtomicLong();
   private final AtomicLong queuedSends = new AtomicLong();
@@ -90,6 +90,7 @@ public final class UcxRuntime implements Closeable {
   private final AtomicLong rejectedMessages = new AtomicLong();
   private final PacketPhaseTimes phaseTimes = new PacketPhaseTimes();
   private ObjectName bean;
+  private final HdfsRdmaMetrics metrics;
   private final AtomicLong blocksOverUcx = new AtomicLong();
   private final AtomicLong blocksOverTcp = new AtomicLong();
   private final ConcurrentHashMap<String, AtomicLong> dataBytesFetched =
@@ -169,6 +170,7 @@ public final class UcxRuntime implements Closeable {
     });
     maintenance.scheduleWithFixedDelay(this::maintain, 1, 1,
         TimeUnit.SECONDS);
+    this.metrics = new HdfsRdmaMetrics(this);
   }
 
   private static boolean hasTransport(Set<String> resources,
@@ -229,6 +231,7 @@ public final class UcxRuntime implements Closeable {
       throws UcxUnavailableException {
     if (instance == null) {
       instance = new UcxRuntime(conf);
+      instance.metrics.register();
       LOG.info("UCX runtime started (UCX {}, transports {})",
           org.hdfsrdma.ucx.NativeIntrospection.loadedUcxVersion(),
           instance.conf.ucxTls.isEmpty() ? "all" : instance.conf.ucxTls);
@@ -419,6 +422,18 @@ public final class UcxRuntime implements Closeable {
   }
 
   /**
+   * Registers the metrics2 source {@link HdfsRdmaMetrics} again if the
+   * JVM's metrics system lost it: a DataNode's shutdown shuts the metrics
+   * system down with every source in it, and in one JVM (MiniDFSCluster)
+   * the next DataNode starts under the same runtime. Not under this
+   * runtime's lock: registering takes the metrics system's lock, which the
+   * metrics timer holds while it reads this runtime.
+   */
+  void registerMetrics() {
+    metrics.register();
+  }
+
+  /**
    * Logs, once per connection, which UCX transports carry it, and keeps the
    * summary for {@link #reportTotals}.
    */
@@ -467,6 +482,11 @@ public final class UcxRuntime implements Closeable {
     return queuedSends.get();
   }
 
+  /** UCX connections this JVM's clients opened to DataNodes. */
+  long endpointConnects() {
+    return endpoints.connectCount();
+  }
+
   /** A UCX message was refused. */
   void countRejected() {
     rejectedMessages.incrementAndGet();
@@ -475,6 +495,16 @@ public final class UcxRuntime implements Closeable {
   /** UCX messages this JVM's DataNodes refused. */
   public long rejectedMessages() {
     return rejectedMessages.get();
+  }
+
+  /** Packets this JVM's DataNodes fetched over UCX. */
+  long packetsFetched() {
+    return packetsFetched.get();
+  }
+
+  /** Both sides' phase timers, whether or not they are switched on. */
+  PacketPhaseTimes phaseTimes() {
+    return phaseTimes;
   }
 
   /**
@@ -513,7 +543,8 @@ public final class UcxRuntime implements Closeable {
     return copy;
   }
 
-  private long totalFetched() {
+  /** Data bytes fetched over UCX, all of this JVM's DataNodes together. */
+  long totalFetched() {
     long fetched = 0;
     for (long n : dataBytesFetched().values()) {
       fetched += n;
@@ -631,13 +662,28 @@ public final class UcxRuntime implements Closeable {
     }
   }
 
-  private synchronized RegisteredBufferPool landingPoolIfCreated() {
+  /** The DataNode landing pool, or null before the first block needs it. */
+  RegisteredBufferPool landingPoolIfCreated() {
     return landingPool;
   }
 
-  /** Closes every resource, in reverse order of creation. */
+  /** The client packet pool, or null before the first stream needs it. */
+  RegisteredBufferPool clientPoolIfCreated() {
+    return clientPool;
+  }
+
+  /**
+   * Closes every resource, in reverse order of creation; first of all takes
+   * the metrics source out of the metrics system, outside this runtime's
+   * lock (see {@link #registerMetrics}).
+   */
   @Override
-  public synchronized void close() {
+  public void close() {
+    metrics.unregister();
+    closeResources();
+  }
+
+  private synchronized void closeResources() {
     if (bean != null) {
       MBeans.unregister(bean);
       bean = null;
