@@ -21,6 +21,13 @@ the machine's limit (a plain local copy of the same bytes into r DataNode
 storage directories, and the native UCX fan-out benchmark), concurrent
 writers, a linear fit of cost against size, and the targets of issue 9.
 
+With --conf DIR the same comparison runs against an existing cluster
+(Hadoop configuration directory DIR, the jar installed on its DataNodes):
+nothing is started or stopped there, the puts switch
+dfs.client.rdma.enabled per put (false: jar, true: ucx; stock only with
+--stock-classpath), and everything is written under one HDFS test
+directory that the run creates and deletes (see ExistingCluster).
+
 Called by benchmarks/run.sh (which sets up Java); see benchmarks/README.md.
 Never asserts timings: it fails only when the harness breaks (a cluster does
 not start, a put fails, a file reads back different, a UCX put moved no
@@ -37,6 +44,7 @@ import math
 import os
 import platform
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -784,6 +792,237 @@ class Cluster(Hdfs):
         return total
 
 
+def read_hadoop_conf(conf_dir):
+    """The properties of core-site.xml and hdfs-site.xml in `conf_dir`
+    (hdfs-site.xml wins), with ${name} references to other properties
+    expanded as Hadoop's Configuration does for the simple cases."""
+    import xml.etree.ElementTree as ET
+    props = {}
+    for fname in ("core-site.xml", "hdfs-site.xml"):
+        path = os.path.join(conf_dir, fname)
+        if not os.path.exists(path):
+            continue
+        try:
+            root = ET.parse(path).getroot()
+        except ET.ParseError as e:
+            raise HarnessError("%s: %s" % (path, e))
+        for prop in root.iter("property"):
+            name, value = prop.findtext("name"), prop.findtext("value")
+            if name:
+                props[name.strip()] = (value or "").strip()
+
+    def expand(value, depth=0):
+        if depth > 20:
+            return value
+        return re.sub(r"\$\{([^}]+)\}", lambda m: expand(props.get(
+            m.group(1), os.environ.get(m.group(1), m.group(0))), depth + 1),
+            value)
+    return {k: expand(v) for k, v in props.items()}
+
+
+def parse_hadoop_size(text, default):
+    """dfs.blocksize and the like: bytes, or a number with k/m/g/t."""
+    m = re.fullmatch(r"\s*(\d+)\s*([kmgt]?)\s*", text or "", re.I)
+    if not m:
+        return default
+    return int(m.group(1)) << {"": 0, "k": 10, "m": 20, "g": 30,
+                               "t": 40}[m.group(2).lower()]
+
+
+def local_daemon_pid(addr, main_class):
+    """The pid of the JVM serving http at `addr` when it runs on this host
+    (then its CPU and context switches can be read from /proc), else None.
+    Its Runtime bean names it "pid@hostname"; the pid counts only if the
+    host name is ours, /proc/PID is a JVM of `main_class`, and it started
+    when the bean says it did (a pid of another host or namespace fails one
+    of these)."""
+    try:
+        beans = jmx(addr, "java.lang:type=Runtime")
+    except (OSError, ValueError):
+        return None
+    if not beans:
+        return None
+    pid_text, _, host = str(beans[0].get("Name", "")).partition("@")
+    if not pid_text.isdigit() or host != socket.gethostname():
+        return None
+    pid = int(pid_text)
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            if main_class.encode() not in f.read():
+                return None
+        with open("/proc/%d/stat" % pid) as f:
+            ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/stat") as f:
+            btime = int(re.search(r"^btime (\d+)", f.read(), re.M).group(1))
+    except (OSError, AttributeError, ValueError, IndexError):
+        return None
+    started = btime + ticks / os.sysconf("SC_CLK_TCK")
+    bean_start = beans[0].get("StartTime")
+    if not isinstance(bean_start, (int, float)) or \
+            abs(started - bean_start / 1000.0) > 5:
+        return None
+    return pid
+
+
+class ExistingCluster(Hdfs):
+    """A cluster someone else runs (--conf DIR): never started, stopped or
+    reconfigured here. The NameNode's http address comes from DIR (or
+    --namenode-http), the DataNodes' from the NameNode's NameNodeInfo bean
+    (LiveNodes, infoAddr). Daemons on this host are measured like the
+    embedded ones (CPU, context switches); on other hosts they are n/a.
+    Every put goes under one test directory that must not exist before:
+    connect() creates it (and any missing parents), cleanup() deletes
+    exactly what connect() created."""
+
+    def __init__(self, conf_dir, bench_dir, nn_http=None, local_cpu=True):
+        super().__init__("cluster", True)
+        self.conf_dir = conf_dir
+        self.conf = read_hadoop_conf(conf_dir)
+        self.bench_dir = bench_dir.rstrip("/") or "/"
+        self.nn_http_override = nn_http
+        self.local_cpu = local_cpu
+        self.created = None         # the topmost directory we created
+        self.written_at_start = None
+        self.description = None     # describe() at connect time
+        self.live = {}              # LiveNodes of NameNodeInfo
+        self.block_size = parse_hadoop_size(self.conf.get("dfs.blocksize"),
+                                            128 * MiB)
+
+    def default_fs(self):
+        fs = self.conf.get("fs.defaultFS") or self.conf.get("fs.default.name")
+        if not fs:
+            raise HarnessError("%s names no fs.defaultFS (core-site.xml)"
+                               % self.conf_dir)
+        u = urllib.parse.urlsplit(fs)
+        if u.scheme != "hdfs" or not u.hostname:
+            raise HarnessError("fs.defaultFS is %s: not an HDFS NameNode"
+                               % fs)
+        return u
+
+    def namenode_candidates(self):
+        """http addresses of the NameNode(s) fs.defaultFS names: one, or
+        each NameNode of an HA nameservice."""
+        fs = self.default_fs()
+        services = [s.strip() for s in self.conf.get(
+            "dfs.nameservices", "").split(",") if s.strip()]
+        if fs.hostname in services:
+            ns = fs.hostname
+            ids = [i.strip() for i in self.conf.get(
+                "dfs.ha.namenodes." + ns, "").split(",") if i.strip()]
+            addrs = [self.conf.get("dfs.namenode.http-address.%s.%s"
+                                   % (ns, i)) for i in ids]
+            addrs = [a for a in addrs if a]
+            if not addrs:
+                raise HarnessError(
+                    "nameservice %s: no dfs.namenode.http-address.%s.* in %s;"
+                    " give --namenode-http HOST:PORT" % (ns, ns,
+                                                         self.conf_dir))
+            return addrs
+        addr = self.conf.get("dfs.namenode.http-address.%s" % fs.hostname) \
+            or self.conf.get("dfs.namenode.http-address", "0.0.0.0:50070")
+        host, _, port = addr.rpartition(":")
+        if host in ("0.0.0.0", "", "::"):
+            addr = "%s:%s" % (fs.hostname, port)
+        return [addr]
+
+    def find_namenode(self):
+        cands = [self.nn_http_override] if self.nn_http_override else \
+            self.namenode_candidates()
+        errors = []
+        for addr in cands:
+            try:
+                status = jmx(addr,
+                             "Hadoop:service=NameNode,name=NameNodeStatus")
+            except (OSError, ValueError) as e:
+                errors.append("%s: %s" % (addr, e))
+                continue
+            state = status[0].get("State") if status else None
+            if state in (None, "active"):
+                return addr
+            errors.append("%s: %s" % (addr, state))
+        raise HarnessError("no active NameNode answers on http (%s); give "
+                           "--namenode-http HOST:PORT" % "; ".join(errors))
+
+    def connect(self):
+        """Finds the NameNode and the live DataNodes, which daemons can be
+        measured from here, and creates the test directory."""
+        self.nn_http = self.find_namenode()
+        info = jmx(self.nn_http, "Hadoop:service=NameNode,name=NameNodeInfo")
+        if not info:
+            raise HarnessError("the NameNode at %s has no NameNodeInfo bean"
+                               % self.nn_http)
+        if info[0].get("Safemode"):
+            raise HarnessError("the NameNode at %s is in safe mode: %s" % (
+                self.nn_http, info[0]["Safemode"]))
+        self.live = json.loads(info[0].get("LiveNodes") or "{}")
+        if not self.live:
+            raise HarnessError("the NameNode at %s reports no live DataNode"
+                               % self.nn_http)
+        self.dn_http = sorted(v["infoAddr"] for v in self.live.values()
+                              if v.get("infoAddr"))
+        if self.local_cpu:
+            self.nn_pid = local_daemon_pid(
+                self.nn_http, "org.apache.hadoop.hdfs.server.namenode."
+                "NameNode")
+            self.dn_pid_list = [local_daemon_pid(
+                a, "org.apache.hadoop.hdfs.server.datanode.DataNode")
+                for a in self.dn_http]
+        else:
+            self.dn_pid_list = [None] * len(self.dn_http)
+        self.version = info[0].get("SoftwareVersion") or info[0].get(
+            "Version", "n/a")
+        self.create_bench_dir()
+        self.written_at_start = self.bytes_written()
+        self.description = self.describe()
+
+    def create_bench_dir(self):
+        if not self.bench_dir.startswith("/") or self.bench_dir == "/":
+            raise HarnessError("--hdfs-dir must be an absolute path below /")
+        if self.exists(self.bench_dir):
+            raise HarnessError(
+                "%s already exists in HDFS: the harness writes only into a "
+                "directory it creates (choose another --hdfs-dir)"
+                % self.bench_dir)
+        parts = self.bench_dir.strip("/").split("/")
+        for i in range(1, len(parts) + 1):
+            path = "/" + "/".join(parts[:i])
+            if not self.exists(path):
+                self.created = path
+                break
+        self.mkdirs(self.bench_dir)
+
+    def bytes_written(self):
+        return self.dn_counters().get("activity.BytesWritten")
+
+    def cleanup(self):
+        """Deletes the test directory and the parents connect() created
+        (those only if empty: someone else may have written there since)."""
+        if self.created is None:
+            return
+        try:
+            self.delete(self.bench_dir, recursive=True)
+            path = self.bench_dir
+            while path != self.created:
+                path = path.rsplit("/", 1)[0]
+                self.delete(path, recursive=False)
+        except (OSError, ValueError) as e:
+            warn("could not delete %s (or its parents up to %s): %s" % (
+                self.bench_dir, self.created, e))
+            return
+        if self.exists(self.created):
+            warn("%s is left in HDFS (not empty?)" % self.created)
+        else:
+            self.created = None
+
+    def describe(self):
+        local = sum(p is not None for p in self.dn_pid_list)
+        return ("NameNode http %s (Hadoop %s), %d live DataNode(s), %d of "
+                "them measured from this host (CPU, context switches), %d "
+                "with the %s bean; test directory %s" % (
+                    self.nn_http, self.version, len(self.dn_http), local,
+                    self.rdma_bean_count(), RDMA_BEAN, self.bench_dir))
+
+
 class Client:
     """How one system's put JVMs start: java, the configuration directory
     and a class path, the drop-in jar as -javaagent: or not, and the UCX
@@ -791,12 +1030,13 @@ class Client:
     wins over the site files) or none for stock."""
 
     def __init__(self, system, java, conf_dir, classpath, agent=None,
-                 rdma=None):
+                 rdma=None, opts=()):
         self.system = system
         self.java = java
         self.classpath = "%s:%s" % (conf_dir, classpath)
         self.agent = agent
         self.rdma = rdma
+        self.opts = list(opts)      # --client-opts, for every system alike
 
     def put_argv(self, rep, path, target, props=()):
         agent = ["-javaagent:" + self.agent] if self.agent else []
@@ -804,7 +1044,7 @@ class Client:
             "-D", "dfs.client.rdma.enabled=%s" % str(self.rdma).lower()]
         # -Xmx1000m: the heap the hdfs script gives.
         return [self.java, "-Xmx1000m", "-Djava.net.preferIPv4Stack=true"] \
-            + agent + list(props) + ["-cp", self.classpath,
+            + agent + self.opts + list(props) + ["-cp", self.classpath,
                                      "org.apache.hadoop.fs.FsShell"] \
             + switch + ["-D", "dfs.replication=%d" % rep, "-put", path,
                         target]
@@ -900,9 +1140,11 @@ class Bench:
         self.inputs = {}                # (size, index) -> (path, sha256)
         self.rdma_bean_seen = False
         self.clusters = {}              # the embedded clusters, by name
+        self.existing = None            # --conf: the ExistingCluster
         self.systems = []               # the systems measured, in order
         self.cluster_of = {}            # system -> Hdfs it writes to
         self.clients = {}               # system -> Client
+        self.skipped = {}               # system -> why it is not measured
         self.java = args.java or shutil.which("java")
         self.idle_cpu = {}
         self.interrupted = False
@@ -921,9 +1163,9 @@ class Bench:
     def ucx_problem(self, msg):
         """The UCX path did not carry the data a put should have sent over
         it, or carried data it should not have: a harness failure in --tiny
-        (CI proves the path is used, and used only when switched on), a
-        warning in measurement runs."""
-        if self.args.profile == "tiny":
+        and the --conf self-test (CI proves the path is used, and used only
+        when switched on), a warning in measurement runs."""
+        if self.args.profile == "tiny" or self.args.conf_self_test:
             self.fail(msg)
         else:
             self.note(msg)
@@ -964,7 +1206,8 @@ class Bench:
         - it is what the jar system stands for: a client with the jar and
           UCX off writing to a cluster that has the jar installed, as any
           non-UCX client does (its DataNodes then receive over Hadoop's TCP
-          path);
+          path); --conf measures exactly that on an operator's cluster, so
+          the embedded and --conf numbers mean the same;
         - a third cluster would cost five more JVMs (5 GiB of heap, idle
           CPU during every other put) and another start-up;
         - the state stays the same for every put: each put's file is deleted
@@ -1051,6 +1294,67 @@ class Bench:
         log("idle cluster CPU (cores busy): " + ", ".join(
             "%s %s" % (n, fmt(v, 3)) for n, v in sorted(
                 self.idle_cpu.items())))
+
+    def connect_existing(self):
+        """--conf: the cluster of DIR, the systems its clients can be. The
+        jar and ucx clients are the operator's Hadoop class path with the
+        drop-in jar as agent, dfs.client.rdma.enabled false and true; stock
+        needs a class path without the jar (--stock-classpath): the agent
+        is what makes a client non-stock, so `hadoop classpath` qualifies
+        where the jar is installed only as an agent."""
+        a = self.args
+        self.dropin = a.dropin or built_dropin()
+        if not self.dropin or not os.path.exists(self.dropin):
+            raise HarnessError("no drop-in jar: build first or give --dropin "
+                               "JAR")
+        hadoop_cp = a.hadoop_classpath
+        if hadoop_cp is None:
+            if not shutil.which("hadoop"):
+                raise HarnessError("no `hadoop` on PATH: give "
+                                   "--hadoop-classpath CP (the class path "
+                                   "of the cluster's Hadoop 2.9 client)")
+            hadoop_cp = subprocess.run(["hadoop", "classpath"], check=True,
+                                       capture_output=True,
+                                       text=True).stdout.strip()
+        c = ExistingCluster(a.conf, a.hdfs_dir, a.namenode_http,
+                            local_cpu=not a.remote)
+        self.existing = c
+        c.connect()
+        log("--conf %s: %s" % (a.conf, c.describe()))
+        self.systems = []
+        if a.stock_classpath:
+            if re.search(r"(hadoop-hdfs-rdma|jucx)[^/:]*\.jar",
+                         a.stock_classpath):
+                raise HarnessError("--stock-classpath holds an hdfs-rdma or "
+                                   "JUCX jar: stock must be Hadoop's jars "
+                                   "only")
+            self.systems.append("stock")
+            self.clients["stock"] = Client("stock", self.java, a.conf,
+                                           a.stock_classpath,
+                                           opts=a.client_opts)
+        else:
+            self.skipped["stock"] = (
+                "no --stock-classpath: the stock system is skipped (ratios "
+                "to stock are n/a); jar is this cluster's TCP path")
+            self.note(self.skipped["stock"])
+        self.systems += ["jar", "ucx"]
+        self.clients["jar"] = Client("jar", self.java, a.conf, hadoop_cp,
+                                     self.dropin, False, a.client_opts)
+        self.clients["ucx"] = Client("ucx", self.java, a.conf, hadoop_cp,
+                                     self.dropin, True, a.client_opts)
+        self.cluster_of = {s: c for s in self.systems}
+        self.measure_idle()
+        self.rdma_bean_seen = c.rdma_bean_count() > 0
+        if not self.rdma_bean_seen:
+            self.note("no DataNode answers with the %s bean: is the jar "
+                      "installed on the DataNodes (agent, plugin) and their "
+                      "http port reachable? Per-put UCX counters are n/a"
+                      % RDMA_BEAN)
+        if c.dn_pids is None:
+            self.note("DataNode CPU and context switches are n/a: %d of %d "
+                      "DataNodes are not on this host (or --remote)" % (
+                          sum(p is None for p in c.dn_pid_list),
+                          len(c.dn_pid_list)))
 
     @property
     def cluster_pids(self):
@@ -1486,10 +1790,38 @@ class Bench:
 
     # -- the end -----------------------------------------------------------
 
+    def check_bytes_written(self):
+        """--conf: the DataNodes' BytesWritten over the whole run against
+        size x replication of every put, read one metrics period after the
+        last put (the per-put deltas of a cached counter would lag)."""
+        c = self.existing
+        if c.written_at_start is None:
+            return
+        log("waiting %.0f s (--metrics-period) for the DataNodes' "
+            "BytesWritten" % (self.args.metrics_period + 1))
+        time.sleep(self.args.metrics_period + 1)
+        written = c.bytes_written()
+        if written is None:
+            return
+        written -= c.written_at_start
+        if written != self.bytes_expected:
+            self.note("the DataNodes wrote %d bytes over the run, expected %d"
+                      " (size x replication of every put; other writers on "
+                      "the cluster count too)" % (written,
+                                                  self.bytes_expected))
+        else:
+            log("the DataNodes wrote %d bytes over the run, as expected"
+                % written)
+
     def stop_clusters(self, complete):
         """Stops the embedded clusters; with `complete` (no put was cut
         short), checks the UCX DataNodes' exit totals against every UCX put
-        and every jar put (whose replicas the UCX DataNodes took over TCP)."""
+        and every jar put (whose replicas the UCX DataNodes took over TCP).
+        --conf: deletes the test directory, and stops nothing."""
+        if self.existing is not None:
+            self.existing.cleanup()
+            if complete:
+                self.check_bytes_written()
         for c in self.clusters.values():
             self.procs.stop([p for p in c.dns + [c.nn] if p is not None])
         c = self.clusters.get("ucx")
@@ -1664,6 +1996,8 @@ def targets(bench, summary, scale_sum):
             if runs < TARGET_RUNS:
                 note = ("%d run(s), the issue asks for medians of >= %d; "
                         % (runs, TARGET_RUNS)) + note
+        if not got and "stock" in bench.skipped and "stock" in text:
+            note = "no stock system (--stock-classpath); " + note
         out.append(dict(target=text, limit=limit, sense=sense,
                         measured=", ".join("%s %s" % (w, fmt(v))
                                            for w, v in values) or "n/a",
@@ -1798,13 +2132,20 @@ def machine_info(bench):
     if cmd(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"]):
         git += " (with uncommitted changes)"
     java = cmd([bench.java, "-version"]).splitlines()
-    fs = cmd(["findmnt", "-n", "-o", "SOURCE,FSTYPE", "-T", bench.work])
-    out = [("machine", "%s, %d cores, %.0f GiB RAM, %s" % (
+    conf = bench.args.conf
+    out = [("client machine" if conf else "machine",
+            "%s, %d cores, %.0f GiB RAM, %s" % (
                 cpu, os.cpu_count(), mem / GiB, platform.platform())),
-           ("load average at start", bench.load_start),
-           ("DataNode storage", "%s (%s)" % (bench.work, fs)),
-           ("Hadoop", "2.9.2 (Maven Central jars); UCX path: %s"
-            % os.path.basename(getattr(bench, "dropin", None) or "n/a"))]
+           ("load average at start", bench.load_start)]
+    if not conf:
+        fs = cmd(["findmnt", "-n", "-o", "SOURCE,FSTYPE", "-T", bench.work])
+        out += [("DataNode storage", "%s (%s)" % (bench.work, fs)),
+                ("Hadoop", "2.9.2 (Maven Central jars); UCX path: %s"
+                 % os.path.basename(getattr(bench, "dropin", None) or "n/a"))]
+    else:
+        out += [("cluster", "--conf %s: %s" % (conf, getattr(
+                    bench.existing, "description", None) or "n/a")),
+                ("drop-in jar", getattr(bench, "dropin", None) or "n/a")]
     out += [("Java", java[0] if java else "n/a"),
             ("UCX", cmd(["ucx_info", "-v"]).splitlines()[0].lstrip("# ")
              if shutil.which("ucx_info") else "n/a"),
@@ -1832,11 +2173,15 @@ def write_summary_md(bench, summary, fit_rows, scale_sum, target_rows,
     a = bench.args
     present = bench.systems or list(SYSTEMS)
     names = " / ".join(LABELS[s] for s in present)
-    out = ["# Put latency: %s" % (
-        ", ".join(LONG_LABELS[s] for s in present)), ""]
+    where = "an existing cluster (--conf)" if bench.existing else \
+        "embedded clusters"
+    out = ["# Put latency: %s, on %s" % (
+        ", ".join(LONG_LABELS[s] for s in present), where), ""]
     out += ["- %s: %s" % (k, v) for k, v in machine_info(bench)]
     out += ["- systems: %s" % "; ".join(
         "%s = %s" % (LABELS[s], LONG_LABELS[s]) for s in present)]
+    out += ["- skipped: %s: %s" % (s, why)
+            for s, why in sorted(bench.skipped.items())]
     out += ["- profile: %s; sizes %s; replication %s; %d run(s) each, "
             "alternating %s; input files page-cached" % (
                 a.profile, ", ".join(human(s) for s in a.sizes),
@@ -1846,6 +2191,11 @@ def write_summary_md(bench, summary, fit_rows, scale_sum, target_rows,
                 time.monotonic() - bench.t0) / 60,
                 "; INTERRUPTED: partial results" if bench.interrupted
                 else ""), ""]
+    if bench.existing is not None:
+        out += ["DataNode figures are sums over the cluster's live "
+                "DataNodes; n/a where a DataNode is not on this host (its "
+                "CPU and context switches cannot be read from here). No "
+                "limit on an existing cluster.", ""]
     has_limit = any(r["limit_s"] is not None for r in summary)
     out += ["## Put latency (median of runs)", "",
             "Wall time of the FsShell -put JVM, launch to exit.%s Target: "
@@ -1954,12 +2304,16 @@ def write_summary_md(bench, summary, fit_rows, scale_sum, target_rows,
     out.append("")
     totals = bench.ucx_totals
     out += ["## What the UCX path carried", ""]
-    out += ["- UCX DataNodes' exit totals over the whole run (warm-up, "
-            "sweep and scale, jar and ucx puts): %s" % (" ".join(
-                "%s=%s" % kv for kv in sorted(totals.items())) or "n/a"),
-            "- expected: bytes fetched %d (size x replication of every "
-            "UCX put), blocks over TCP %d (replicas of every jar put)"
-            % (bench.ucx_expected_bytes, bench.jar_expected_blocks)]
+    if bench.existing is None:
+        out += ["- UCX DataNodes' exit totals over the whole run (warm-up, "
+                "sweep and scale, jar and ucx puts): %s" % (" ".join(
+                    "%s=%s" % kv for kv in sorted(totals.items())) or "n/a"),
+                "- expected: bytes fetched %d (size x replication of every "
+                "UCX put), blocks over TCP %d (replicas of every jar put)"
+                % (bench.ucx_expected_bytes, bench.jar_expected_blocks)]
+    else:
+        out += ["- expected bytes fetched over the run (size x replication "
+                "of every UCX put): %d" % bench.ucx_expected_bytes]
     out += ["- idle clusters' CPU (NameNode + DataNodes, cores busy): %s"
             % (", ".join("%s %s" % (n, fmt(v, 3)) for n, v in sorted(
                 bench.idle_cpu.items())) or "n/a"),
@@ -2026,8 +2380,9 @@ def plots(bench, summary, scale_sum):
         ax.set_xlabel("file size")
         ax.set_ylabel("put latency, s (FsShell JVM launch to exit)")
         ax.set_ylim(bottom=0, top=ax.get_ylim()[1] * 1.08)  # the ratios
-        ax.set_title("Put latency, replication %d (1 NameNode + %d "
-                     "DataNodes); numbers: UCX/%s" % (rep, DATANODES, base),
+        ax.set_title("Put latency, replication %d (%s); numbers: UCX/%s"
+                     % (rep, "existing cluster" if bench.existing else
+                        "1 NameNode + %d DataNodes" % DATANODES, base),
                      fontsize=10)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
@@ -2111,7 +2466,7 @@ def finish(bench):
     write_csv(os.path.join(bench.out, "targets.csv"), target_rows)
     plots(bench, summary, scale_sum)
     transfer = None if bench.interrupted or bench.args.flamegraphs_only \
-        else run_transfer(bench)
+        or bench.existing is not None else run_transfer(bench)
     write_summary_md(bench, summary, fit_rows, scale_sum, target_rows,
                      transfer)
     return target_rows
@@ -2121,7 +2476,8 @@ def parse_args(argv):
     ap = argparse.ArgumentParser(
         prog="benchmarks/run.sh",
         description="Put latency of stock HDFS 2.9.2, the drop-in jar with "
-        "UCX off and the UCX path.")
+        "UCX off and the UCX path, on embedded clusters or (--conf) on an "
+        "existing cluster.")
     prof = ap.add_mutually_exclusive_group()
     for p in PROFILES:
         prof.add_argument("--" + p, dest="profile", action="store_const",
@@ -2167,8 +2523,54 @@ def parse_args(argv):
     ap.add_argument("--async-profiler", metavar="LIB",
                     help="libasyncProfiler.so to use (default: async-profiler "
                     "3.0 from Maven Central)")
+    g = ap.add_argument_group(
+        "an existing cluster (--conf DIR): nothing is started or stopped; "
+        "jar and ucx are its clients with dfs.client.rdma.enabled false and "
+        "true")
+    g.add_argument("--conf", metavar="DIR",
+                   help="Hadoop configuration directory of the cluster "
+                   "(core-site.xml with fs.defaultFS, hdfs-site.xml)")
+    g.add_argument("--hadoop-classpath", metavar="CP",
+                   help="class path of the cluster's Hadoop 2.9 client, for "
+                   "the jar and ucx puts (default: `hadoop classpath`)")
+    g.add_argument("--stock-classpath", metavar="CP",
+                   help="class path of a stock Hadoop client (no hdfs-rdma "
+                   "jar); without it the stock system is skipped")
+    g.add_argument("--dropin", metavar="JAR",
+                   help="the drop-in jar for -javaagent: (default: the one "
+                   "built in hadoop-hdfs-rdma/target)")
+    g.add_argument("--hdfs-dir", metavar="PATH",
+                   help="HDFS test directory, created and deleted by the run;"
+                   " must not exist (default /tmp/hdfs-rdma-bench-<time>)")
+    g.add_argument("--namenode-http", metavar="HOST:PORT",
+                   help="the active NameNode's http address (default: from "
+                   "DIR)")
+    g.add_argument("--client-opts", metavar="OPTS", type=shlex.split,
+                   default=[], help="more JVM options for every put JVM, "
+                   "e.g. --client-opts=-Djava.library.path=... for "
+                   "libhadoop, as the hdfs script gives its clients (with "
+                   "=, as the value starts with -)")
+    g.add_argument("--remote", action="store_true",
+                   help="measure no daemon's CPU or context switches, even "
+                   "on this host (as for a cluster on other hosts)")
+    g.add_argument("--metrics-period", type=float,
+                   help="the DataNodes' metrics period in s (the whole-run "
+                   "BytesWritten check waits for it; default 10, with "
+                   "--conf-self-test 1, the scratch cluster's)")
+    g.add_argument("--conf-self-test", action="store_true",
+                   help="start a scratch UCX cluster in another process and "
+                   "run --conf against it (tiny profile unless another is "
+                   "given), with stock from Maven's class path; checks the "
+                   "run left HDFS as it found it")
+    g.add_argument("--serve-cluster", metavar="DIR", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     a.argv = argv
+    if a.conf_self_test and a.conf:
+        ap.error("--conf-self-test starts its own cluster: no --conf")
+    if a.conf_self_test and not a.profile:
+        a.profile = "tiny"
+    if a.metrics_period is None:
+        a.metrics_period = 1.0 if a.conf_self_test else 10.0
     a.profile = a.profile or "small"
     for k, v in PROFILES[a.profile].items():
         if getattr(a, k, None) is None:
@@ -2177,7 +2579,14 @@ def parse_args(argv):
         ap.error("--runs must be at least 1")
     if a.scale and a.no_scale:
         ap.error("--scale and --no-scale exclude each other")
+    if (a.conf or a.conf_self_test) and a.flamegraphs:
+        ap.error("--flamegraphs profiles the embedded clusters only")
+    if a.conf:
+        a.conf = os.path.abspath(a.conf)
+        if not os.path.isfile(os.path.join(a.conf, "core-site.xml")):
+            ap.error("--conf %s: no core-site.xml there" % a.conf)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    a.hdfs_dir = a.hdfs_dir or "/tmp/hdfs-rdma-bench-" + stamp
     a.out = os.path.abspath(a.out or os.path.join(HERE, "results", stamp))
     a.work = os.path.abspath(a.work)
     if a.java:
@@ -2194,8 +2603,106 @@ def on_signals():
     signal.signal(signal.SIGHUP, on_term)
 
 
+def serve_cluster(a):
+    """--serve-cluster DIR (for --conf-self-test): one UCX cluster as the
+    embedded runs start it (the drop-in jar as agent in every daemon, the
+    UCX DataNode plugin) under DIR, in this process; DIR/ready names its
+    configuration directory once it is up (DIR/stock.classpath: the class
+    path of Hadoop's jars without hdfs-rdma). Up until SIGTERM or SIGINT,
+    then stopped."""
+    root = os.path.abspath(a.serve_cluster)
+    procs = Procs()
+    java = a.java or shutil.which("java")
+    on_signals()
+    try:
+        cp, dropin = maven_classpath(root)
+        if not dropin:
+            print("no drop-in jar: build first", file=sys.stderr)
+            return 1
+        c = Cluster("scratch", os.path.join(root, "cluster"), java, cp, True,
+                    procs, agent=dropin)
+        os.makedirs(c.root)
+        c.write_conf()
+        p = c.format()
+        if procs.wait_all([p], 120)[p.pid][1] != 0:
+            print("NameNode -format failed; see %s/format.log" % c.root,
+                  file=sys.stderr)
+            return 1
+        c.start()
+        deadline = time.monotonic() + a.start_timeout
+        while not c.ready():
+            if time.monotonic() > deadline:
+                print("the scratch cluster did not come up; see %s/*.log"
+                      % c.root, file=sys.stderr)
+                return 1
+            time.sleep(0.5)
+        with open(os.path.join(root, "stock.classpath"), "w") as f:
+            f.write(cp)
+        with open(os.path.join(root, "ready.tmp"), "w") as f:
+            f.write(c.conf + "\n")
+        os.rename(os.path.join(root, "ready.tmp"),
+                  os.path.join(root, "ready"))
+        log("scratch UCX cluster up: --conf %s" % c.conf)
+        while True:
+            signal.pause()
+    except KeyboardInterrupt:
+        log("stopping the scratch cluster")
+        return 0
+    except HarnessError as e:
+        print(str(e), file=sys.stderr)
+        return 1
+    finally:
+        procs.stop_all()
+
+
+def namespace(hdfs, path="/"):
+    """Every path in HDFS (WebHDFS LISTSTATUS, recursively): what the
+    self-test compares before and after a --conf run."""
+    out = []
+    listing = http_json("GET", hdfs.webhdfs(path, "LISTSTATUS"))
+    for st in listing["FileStatuses"]["FileStatus"]:
+        child = path.rstrip("/") + "/" + st["pathSuffix"]
+        out.append(child)
+        if st["type"] == "DIRECTORY":
+            out += namespace(hdfs, child)
+    return out
+
+
+def start_scratch(a, procs):
+    """--conf-self-test: the scratch cluster in another process (bench.py
+    --serve-cluster); returns (process, conf dir, stock class path)."""
+    root = os.path.join(a.work, "selftest")
+    shutil.rmtree(root, ignore_errors=True)
+    os.makedirs(root)
+    argv = [sys.executable, os.path.abspath(__file__), "--serve-cluster",
+            root, "--start-timeout", str(a.start_timeout)]
+    if a.java:
+        argv += ["--java", a.java]
+    log("--conf-self-test: starting a scratch UCX cluster (1 NameNode + %d "
+        "DataNodes) in another process under %s" % (DATANODES, root))
+    p = procs.spawn(argv, os.path.join(root, "serve.log"),
+                    name="scratch cluster")
+    deadline = time.monotonic() + a.start_timeout + 120
+    ready = os.path.join(root, "ready")
+    while not os.path.exists(ready):
+        if not procs.alive(p):
+            raise HarnessError("the scratch cluster failed (rc %s); see %s"
+                               % (p.returncode, root + "/serve.log"))
+        if time.monotonic() > deadline:
+            raise HarnessError("the scratch cluster did not come up; see %s"
+                               % (root + "/serve.log"))
+        time.sleep(0.5)
+    with open(ready) as f:
+        conf = f.read().strip()
+    with open(os.path.join(root, "stock.classpath")) as f:
+        cp = f.read().strip()
+    return p, conf, cp
+
+
 def main(argv):
     a = parse_args(argv)
+    if a.serve_cluster:
+        return serve_cluster(a)
     bench = Bench(a)
     bench.t0 = time.monotonic()
     bench.started = datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S")
@@ -2208,17 +2715,32 @@ def main(argv):
     os.makedirs(a.work, exist_ok=True)
     fstype = subprocess.run(["stat", "-f", "-c", "%T", a.work],
                             capture_output=True, text=True).stdout.strip()
-    if fstype in ("tmpfs", "ramfs"):
+    if fstype in ("tmpfs", "ramfs") and not a.conf:
         bench.note("%s is on %s: DataNode storage should be on disk "
                    "(--work)" % (a.work, fstype))
     on_signals()
 
-    log("profile %s, results in %s, work in %s" % (a.profile, a.out, a.work))
+    log("profile %s, results in %s, work in %s%s" % (
+        a.profile, a.out, a.work, "; --conf %s" % a.conf if a.conf else ""))
     rc = 0
+    scratch = None
+    before = None
     try:
         complete = False
         try:
-            bench.start_clusters()
+            if a.conf_self_test:
+                scratch, a.conf, cp = start_scratch(a, bench.procs)
+                a.hadoop_classpath = a.hadoop_classpath or cp
+                a.stock_classpath = a.stock_classpath or cp
+                probe = ExistingCluster(a.conf, "/")
+                probe.nn_http = probe.find_namenode()
+                # Something of someone else's the run must leave alone.
+                probe.mkdirs("/hdfs-rdma-selftest-keep")
+                before = namespace(probe)
+            if a.conf:
+                bench.connect_existing()
+            else:
+                bench.start_clusters()
             bench.warmup()
             if a.flamegraphs:
                 bench.flamegraphs()
@@ -2228,8 +2750,22 @@ def main(argv):
                 bench.scale()
             complete = True
         finally:
-            log("stopping the clusters")
+            log("stopping the clusters" if not a.conf else
+                "deleting %s (the cluster keeps running)" % a.hdfs_dir)
             bench.stop_clusters(complete)
+            if before is not None and complete:
+                after = namespace(probe)
+                if after != before:
+                    bench.fail("--conf-self-test: HDFS differs after the run:"
+                               " added %s, removed %s" % (
+                                   sorted(set(after) - set(before)),
+                                   sorted(set(before) - set(after))))
+                else:
+                    log("--conf-self-test: HDFS holds what it held before "
+                        "the run (%s)" % ", ".join(after))
+            if scratch is not None:
+                log("--conf-self-test: stopping the scratch cluster")
+                bench.procs.stop([scratch], grace=40.0)
     except HarnessError as e:
         bench.fail(str(e))
         rc = 1
@@ -2244,7 +2780,7 @@ def main(argv):
     finally:
         bench.procs.stop_all()
         if not a.keep_work:
-            for d in ("clusters", "inputs"):
+            for d in ("clusters", "inputs", "selftest"):
                 shutil.rmtree(os.path.join(a.work, d), ignore_errors=True)
             for f in ("hadoop.classpath", "fanout.out"):
                 if os.path.exists(os.path.join(a.work, f)):
