@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# Put latency of stock HDFS 2.9.2 against the UCX write path, in one run:
-# two clusters (1 NameNode + 4 DataNodes each, separate JVMs, storage on
-# disk), FsShell -put alternating stock / UCX, the machine's limit, and
-# concurrent writers. See benchmarks/README.md.
+# Put latency of stock HDFS 2.9.2, the drop-in jar with UCX off and the UCX
+# write path, in one run: two clusters (1 NameNode + 4 DataNodes each,
+# separate JVMs, storage on disk; the jar system writes to the UCX one),
+# FsShell -put alternating stock / jar / UCX, the machine's limit,
+# concurrent writers and the targets of issue 9; or the same puts against
+# an existing cluster (--conf). See benchmarks/README.md.
 #
 #   benchmarks/run.sh [--tiny | --small (default) | --paper] [--scale]
 #                     [--runs N] [--out DIR] [--work DIR] [--help for more]
+#   benchmarks/run.sh --conf HADOOP_CONF_DIR [--stock-classpath CP]
+#                     [--hadoop-classpath CP] [--hdfs-dir PATH] [...]
+#   benchmarks/run.sh --conf-self-test       # --conf against a scratch cluster
 #
 # Needs the build (dev-support/setup.sh, or mvn -DskipTests install) and
 # python3 with matplotlib for the plots (Debian: python3-matplotlib).

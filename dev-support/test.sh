@@ -34,6 +34,7 @@ if [ -f "$totals" ]; then
 fi
 
 # The benchmark harness on a tiny sweep, to prove it works end to end
-# (two multi-process clusters, stock and UCX puts, limit, plots). It checks
-# that UCX carried the UCX puts; it never judges timings.
+# (two multi-process clusters, stock, jar and UCX puts, limit, plots). It
+# checks that UCX carried the UCX puts and none of the jar's; it never judges
+# timings.
 benchmarks/run.sh --tiny --out benchmarks/results/ci
