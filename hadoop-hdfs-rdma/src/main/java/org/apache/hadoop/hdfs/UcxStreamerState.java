@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
 import org.apache.hadoop.classification.InterfaceAudience;
@@ -72,6 +73,12 @@ public final class UcxStreamerState {
   private static final ConcurrentHashMap<String, Long> UNREACHABLE =
       new ConcurrentHashMap<String, Long>();
 
+  /**
+   * Heartbeats in flight at most: with Hadoop's 80 packets in flight they
+   * stay well inside a DataNode's queue of 128.
+   */
+  private static final int MAX_HEARTBEATS_IN_FLIGHT = 8;
+
   /** Polling a full DataNode queue: first pause, and the longest. */
   private static final long MIN_SEND_PAUSE_NANOS = 20_000;
   private static final long MAX_SEND_PAUSE_NANOS = 1_000_000;
@@ -92,6 +99,8 @@ public final class UcxStreamerState {
   private final StatusSlots announcementStatus;
   private final RegionAnnouncement announcement = new RegionAnnouncement();
   private int nextSlot;
+  /** Heartbeats sent on this pipeline whose acks did not come back yet. */
+  private final AtomicInteger heartbeatsInFlight = new AtomicInteger();
 
   // The pipeline being set up, then running.
   private WriteRequest request;
@@ -320,6 +329,14 @@ public final class UcxStreamerState {
     if (!active) {
       return false;
     }
+    if (packet.isHeartbeatPacket()) {
+      if (heartbeatsInFlight.get() >= MAX_HEARTBEATS_IN_FLIGHT) {
+        // The DataNodes have not answered the last ones: they are busy or
+        // the pipeline is failing, and another heartbeat adds nothing.
+        return true;
+      }
+      heartbeatsInFlight.incrementAndGet();
+    }
     try {
       sendNow(packet);
     } catch (IOException e) {
@@ -500,8 +517,19 @@ public final class UcxStreamerState {
     return header;
   }
 
+  /**
+   * DataNode 1 answered a heartbeat. Heartbeats stay outside Hadoop's
+   * limit of packets in flight; over TCP the socket paces them, here
+   * their acks do: a client with a zero socket timeout sends them back to
+   * back, and each DataNode queues at most max-queued-packets messages.
+   */
+  void heartbeatAcked() {
+    heartbeatsInFlight.updateAndGet(n -> n > 0 ? n - 1 : 0);
+  }
+
   /** The pipeline is over (end of block, error, close). */
   void endPipeline() {
+    heartbeatsInFlight.set(0);
     failedNode = -1;
     active = false;
     request = null;
