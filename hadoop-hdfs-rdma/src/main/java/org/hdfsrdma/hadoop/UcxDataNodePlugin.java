@@ -82,7 +82,7 @@ public class UcxDataNodePlugin implements ServicePlugin {
     return disabledReason;
   }
 
-  /** The listener belongs to the JVM's runtime, shared by its DataNodes. */
+  /** The UCX runtime belongs to the JVM, shared by its DataNodes: it stays. */
   @Override
   public void stop() {
     serving = false;

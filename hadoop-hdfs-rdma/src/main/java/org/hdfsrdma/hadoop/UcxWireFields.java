@@ -318,9 +318,9 @@ public final class UcxWireFields {
    * pipeline's {@code DatanodeInfo}; the worker address is what the client
    * connects its UCX endpoint to (there is no UCX listening socket). The
    * uid (the DataNode process's user) and the host id (its kernel boot and
-   * IPC namespace, see {@link UcxHostIdentity}) let a client tell whether
-   * shared memory can reach the DataNode: UCX creates its segments for
-   * their owner only. {@code flags} is 0. Lengths: xferAddr 1 to
+   * IPC namespace, see {@link org.hdfsrdma.ucx.HostIdentity}) let a
+   * client tell whether shared memory can reach the DataNode: UCX creates
+   * its segments for their owner only. {@code flags} is 0. Lengths: xferAddr 1 to
    * {@link #MAX_STRING_BYTES}, worker address 1 to
    * {@link #MAX_WORKER_ADDRESS_BYTES}; the payload ends right after the
    * worker address.
@@ -786,7 +786,7 @@ public final class UcxWireFields {
    * give the same message. The client and the DataNode compute S
    * independently; it never travels on the socket. It names the DataNode,
    * so each node of a pipeline has its own session even where several
-   * DataNodes share one JVM and one UCX listener (MiniDFSCluster), and a
+   * DataNodes share one JVM and one UCX worker (MiniDFSCluster), and a
    * descriptor meant for one DataNode is refused by another.
    *
    * @param key the block token's password; when null or empty (block
