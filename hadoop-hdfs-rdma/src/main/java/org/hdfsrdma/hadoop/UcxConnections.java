@@ -1,5 +1,6 @@
 package org.hdfsrdma.hadoop;
 
+import java.io.IOException;
 import java.util.Arrays;
 import java.util.Iterator;
 import java.util.Map;
@@ -116,9 +117,31 @@ final class UcxConnections {
             return;
           }
           c.endpoint = e;
-          e.addCloseListener(closed -> byReplyEndpoint.remove(replyEndpoint,
-              c));
+          e.addCloseListener(closed -> {
+            logFailure(c, closed);
+            byReplyEndpoint.remove(replyEndpoint, c);
+          });
         }));
+  }
+
+  /**
+   * A client's endpoint failed: news only while it had blocks open (the
+   * blocks fail too, each naming its own cause); a client that exited
+   * after its last block is the normal case, at DEBUG.
+   */
+  private static void logFailure(Connection c, UcxEndpoint e) {
+    IOException failure = e.failure();
+    if (failure == null) {
+      return;
+    }
+    int open = c.sessions.get();
+    if (open > 0) {
+      LOG.warn("hdfs-rdma: the UCX connection to a client with {} block(s)"
+          + " open failed: {}", open, failure.getMessage());
+    } else {
+      LOG.debug("hdfs-rdma: a client with no block open went away: {}",
+          failure.getMessage());
+    }
   }
 
   private void forgetOldestUnused() {

@@ -296,8 +296,12 @@ public final class UcxEndpoint implements Closeable {
   private void fail(IOException reason) {
     if (failure == null) {
       failure = reason;
+      // Whoever uses the endpoint hears of it (sends fail naming the peer,
+      // close listeners see failure()); a peer that merely went away,
+      // like a client JVM that exited, is no news for the log.
       if (!closed.get()) {
-        LOG.warn("UCX connection to {} failed: {}", peer, reason.getMessage());
+        LOG.debug("UCX connection to {} failed: {}", peer,
+            reason.getMessage());
       }
     }
     // Possibly inside UCX's callback: no progress here; the worker
