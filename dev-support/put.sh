@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: put a local file onto HDFS through the UCX write path, the
 # way `hdfs dfs -put` does (FsShell, one client JVM), read it back, compare,
-# and say how many bytes the DataNodes fetched by UCX get.
+# and say how many bytes the DataNodes fetched over UCX (one-sided gets,
+# or same-host reads of the client's shared memory).
 #
 #   dev-support/put.sh FILE                  embedded cluster (default)
 #   dev-support/put.sh --conf DIR FILE       an existing cluster whose client
@@ -151,7 +152,7 @@ printf 'put %s (%d bytes, replication %d) in %.2f s; read back identical\n' \
   "$file" "$size" "$replication" "$(awk -v a="$start" -v b="$end" \
   'BEGIN { print b - a }')"
 if [ -f "$work/totals-dn1.txt" ]; then
-  printf 'bytes moved by UCX get: %d of %d; over TCP: %d\n' "$fetched" \
+  printf 'bytes the DataNodes fetched over UCX: %d of %d; over TCP: %d\n' "$fetched" \
     "$expected" $((expected - fetched))
   echo "block replicas received: $replicas"
   echo "UCX transports: ${transports:-none}"

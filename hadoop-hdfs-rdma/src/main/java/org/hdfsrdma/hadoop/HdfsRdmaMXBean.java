@@ -11,10 +11,13 @@ import java.util.Map;
  */
 public interface HdfsRdmaMXBean {
 
-  /** Data bytes (checksums excluded) the DataNodes fetched by UCX get. */
+  /**
+   * Data bytes (checksums excluded) the DataNodes fetched over UCX: by
+   * one-sided get, or read directly from a same-host client's segment.
+   */
   long getDataBytesFetched();
 
-  /** Packets the DataNodes fetched by UCX get. */
+  /** Packets the DataNodes fetched over UCX (get or same-host read). */
   long getPacketsFetched();
 
   /** Client block replicas received with their packets fetched by get. */

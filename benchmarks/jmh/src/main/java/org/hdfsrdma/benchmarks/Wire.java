@@ -26,12 +26,9 @@ final class Wire {
    * except that a UCX_TLS set in the environment wins, so that a run can
    * force other transports (both JVMs inherit it).
    *
-   * <p>UcxRuntime also asks for shared-memory queues 256 deep
-   * (SYSV_FIFO_SIZE, POSIX_FIFO_SIZE), but UCX 1.13 rejects those names
-   * when they are set through the context's configuration ("invalid
-   * configuration", a warning from ucp_worker.c; MM_FIFO_SIZE is
-   * accepted), so the product runs with UCX's default of 64. So does this
-   * benchmark, without repeating the warning.
+   * <p>Like the product, it keeps UCX's default shared-memory queue
+   * depth (64): UCX 1.13 sizes a peer's queue by the sender's own
+   * setting, so every JVM on a host must agree on it (DESIGN.md).
    */
   static UcxContext.Options ucxOptions() {
     UcxContext.Options options = UcxContext.Options.defaults();

@@ -605,7 +605,7 @@ public final class Check extends Configured implements Tool {
       }
       long fetched = b1.dataBytesFetched() - f0;
       total += fetched;
-      String counts = "fetched " + fetched + " bytes by UCX get (the"
+      String counts = "fetched " + fetched + " bytes over UCX (the"
           + " probe's replicas there: " + want + "), blocks over UCX +"
           + (b1.blocksOverUcx() - u0) + ", over TCP +"
           + (b1.blocksOverTcp() - t0);
@@ -617,7 +617,8 @@ public final class Check extends Configured implements Tool {
           "DataNode " + node + " " + counts);
     }
     finding(Level.INFO, "probe", "DataNodes of the probe fetched " + total
-        + " bytes by UCX get in all");
+        + " bytes over UCX in all (gets, or same-host reads of the client's"
+        + " shared memory)");
   }
 
   private static String hostName() {

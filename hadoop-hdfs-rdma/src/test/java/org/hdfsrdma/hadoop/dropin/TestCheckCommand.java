@@ -134,7 +134,7 @@ public class TestCheckCommand {
     for (String line : r.lines) {
       if (line.startsWith("OK      probe: DataNode ")) {
         assertTrue(line, line.contains(" fetched " + bytes
-            + " bytes by UCX get (the probe's replicas there: " + bytes
+            + " bytes over UCX (the probe's replicas there: " + bytes
             + "), blocks over UCX +1, over TCP +0"));
       }
     }
