@@ -221,6 +221,43 @@ public final class UcxEndpoint implements Closeable {
   }
 
   /**
+   * Sends {@code length} bytes at native address {@code address} as one
+   * message if UCX can send them at once, from the calling thread: true
+   * when sent (the bytes may be reused), false when not now (the peer's
+   * receive queue is full; nothing was sent and UCX keeps nothing, so the
+   * caller tries again after progress). Only messages short enough for
+   * UCX's immediate path can ever go this way (a descriptor can); UCX 1.13
+   * aborted a sender replaying queued sends to a receive queue that other
+   * processes filled too, and a message never queued avoids that.
+   *
+   * @throws IOException naming the peer when the endpoint failed or UCX
+   *     refused the send
+   */
+  public boolean sendNow(long address, int length) throws IOException {
+    inside.incrementAndGet();
+    try {
+      IOException f = failure;
+      if (f != null || closed.get()) {
+        throw new UcxOperationException(peer, "send of a message", 0,
+            f != null ? "the connection failed: " + f.getMessage()
+                : "the connection is closed", f);
+      }
+      int rc = NativeUcx.amSendNow(handle, UcxWorker.MESSAGE_AM_ID, address,
+          length);
+      if (rc < 0) {
+        throw new UcxOperationException(peer, "send of a message", rc,
+            NativeUcx.describe(rc));
+      }
+      if (rc == 0) {
+        messagesSent.incrementAndGet();
+      }
+      return rc == 0;
+    } finally {
+      inside.decrementAndGet();
+    }
+  }
+
+  /**
    * Starts a get of {@code length} bytes at the peer's {@code remote}
    * address, under remote key {@code rkey} (a {@code ucp_rkey_h}), into
    * local registered memory, from the calling thread. Returns as
