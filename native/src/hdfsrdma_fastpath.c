@@ -450,12 +450,8 @@ Java_org_hdfsrdma_ucx_NativeUcx_amSend(JNIEnv *env, jclass cls, jlong ep,
  * UCX then never keeps a request for it. 0: sent (the buffer may be
  * reused); 1: not now (the peer's receive queue is full, or the message is
  * too long to go out at once), nothing sent; negative: failed.
- *
- * Why: a send UCX 1.13 queues on a shared-memory endpoint is replayed from
- * the transport's pending queue, and with several processes filling one
- * receiver's queue that replay was seen to abort the sender
- * ("arbiter.c:117 ... while it's being dispatched"). Sends that are never
- * queued keep UCX off that path.
+ * A full queue then costs the caller a retry after progress instead of a
+ * UCX request per message.
  */
 EXPORT JNIEXPORT jint JNICALL
 Java_org_hdfsrdma_ucx_NativeUcx_amSendNow(JNIEnv *env, jclass cls, jlong ep,

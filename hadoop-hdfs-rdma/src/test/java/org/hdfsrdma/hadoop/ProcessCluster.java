@@ -13,7 +13,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -73,10 +75,19 @@ final class ProcessCluster implements Closeable {
   private String fsUri;
   private String httpAddress;
   private String[] common;
+  /** Environment variables of every JVM started from now on. */
+  private final Map<String, String> environment =
+      new HashMap<String, String>();
 
   ProcessCluster(String name) {
     work = GenericTestUtils.getTestDir(name + "-" + System.nanoTime());
     work.mkdirs();
+  }
+
+  /** Sets an environment variable of every JVM started after this call. */
+  ProcessCluster environment(String name, String value) {
+    environment.put(name, value);
+    return this;
   }
 
   File work() {
@@ -149,6 +160,7 @@ final class ProcessCluster implements Closeable {
         .directory(work)
         .redirectErrorStream(true)
         .redirectOutput(new File(work, name + ".log"));
+    builder.environment().putAll(environment);
     if (withoutUcx) {
       broken.mkdirs();
       new java.io.FileOutputStream(new File(broken, "libucp.so.0")).close();

@@ -25,13 +25,13 @@ import org.junit.Test;
 /**
  * Several writer processes on one host fill the same DataNodes' receive
  * queues at once, as the tasks of a MapReduce or Spark job do. UCX 1.13
- * aborted one such writer (run by {@code benchmarks/run.sh}, four writers
- * of 512 MiB: "arbiter.c:117 ... while it's being dispatched") while it
- * replayed sends UCX had queued for a full queue; descriptors are now sent
- * at once or not at all ({@code UcxEndpoint#sendNow}). Every writer must
- * exit normally with its file intact and carried by UCX, and the writers
- * must have met full queues (their {@code queued-sends}), or the test did
- * not exercise what it is about.
+ * aborted such writers ("arbiter.c:117 ... while it's being dispatched")
+ * when a connect's completion sent the hello inside UCX's callback while
+ * the DataNode's queue was full (with queues of 16, in every run of this
+ * test before the fix; in {@code benchmarks/run.sh}, four writers of 512
+ * MiB). Every writer must exit normally with its file intact and carried
+ * by UCX, and the writers must have met full queues (their
+ * {@code queued-sends}), or the test did not exercise what it is about.
  */
 public class TestConcurrentWriterProcesses {
 
@@ -42,8 +42,12 @@ public class TestConcurrentWriterProcesses {
   public void testWritersSharingFullQueues() throws Exception {
     assumeTrue("UCX unavailable: " + UcxLibrary.unavailableReason(),
         UcxLibrary.isAvailable());
-    ProcessCluster cluster = new ProcessCluster("writers").start(3, -1,
-        ProcessCluster.Jvm.PATCHED);
+    // Receive queues of 16 messages in every JVM (peers must agree), so
+    // that six writers fill the DataNodes' queues as hundreds would fill
+    // the default 1024.
+    ProcessCluster cluster = new ProcessCluster("writers")
+        .environment("UCX_MM_FIFO_SIZE", "16").start(3, -1,
+            ProcessCluster.Jvm.PATCHED);
     DistributedFileSystem fs = null;
     try {
       fs = cluster.client(new Configuration(), 3);

@@ -111,21 +111,30 @@ public final class UcxEndpoint implements Closeable {
       return connected;
     }
     try {
+      // The flush completes inside UCX's progress, possibly while UCX
+      // replays this endpoint's queued sends; whoever waits for the
+      // connection then sends (the hello) or closes, and UCX 1.13 aborts
+      // the process when an endpoint's queue is purged or grown from
+      // there ("arbiter.c:117", seen with a DataNode's receive queue
+      // full). So the future completes on the worker's progress thread,
+      // outside UCX's progress.
       e.endpoint.flushNonBlocking(new UcxCallback() {
         @Override
         public void onSuccess(UcpRequest request) {
-          IOException f = e.failure;
-          if (f != null) {
-            connected.completeExceptionally(f);
-          } else {
-            connected.complete(e);
-          }
+          completeOutside(worker, () -> {
+            IOException f = e.failure;
+            if (f != null) {
+              connected.completeExceptionally(f);
+            } else {
+              connected.complete(e);
+            }
+          });
         }
 
         @Override
         public void onError(int status, String message) {
-          connected.completeExceptionally(new UcxOperationException(peer,
-              "connect", status, message));
+          completeOutside(worker, () -> connected.completeExceptionally(
+              new UcxOperationException(peer, "connect", status, message)));
         }
       });
     } catch (RuntimeException ex) {
@@ -148,6 +157,19 @@ public final class UcxEndpoint implements Closeable {
       }
     });
     return connected;
+  }
+
+  /**
+   * Runs {@code completion} on the worker's progress thread, outside UCX's
+   * progress; when the worker is closing, here (nothing progresses it any
+   * more).
+   */
+  private static void completeOutside(UcxWorker worker, Runnable completion) {
+    try {
+      worker.execute(completion);
+    } catch (IllegalStateException closing) {
+      completion.run();
+    }
   }
 
   /** The peer's name, as given to {@link #connect}. */
@@ -225,10 +247,9 @@ public final class UcxEndpoint implements Closeable {
    * message if UCX can send them at once, from the calling thread: true
    * when sent (the bytes may be reused), false when not now (the peer's
    * receive queue is full; nothing was sent and UCX keeps nothing, so the
-   * caller tries again after progress). Only messages short enough for
-   * UCX's immediate path can ever go this way (a descriptor can); UCX 1.13
-   * aborted a sender replaying queued sends to a receive queue that other
-   * processes filled too, and a message never queued avoids that.
+   * caller tries again after progress; UCX allocates no request for it).
+   * Only messages short enough for UCX's immediate path can ever go this
+   * way (a descriptor can).
    *
    * @throws IOException naming the peer when the endpoint failed or UCX
    *     refused the send
