@@ -223,18 +223,8 @@ public final class UcxEndpoint implements Closeable {
   public int send(long address, int length, long slot) throws IOException {
     inside.incrementAndGet();
     try {
-      IOException f = failure;
-      if (f != null || closed.get()) {
-        throw new UcxOperationException(peer, "send of a message", 0,
-            f != null ? "the connection failed: " + f.getMessage()
-                : "the connection is closed", f);
-      }
-      int rc = NativeUcx.amSend(handle, UcxWorker.MESSAGE_AM_ID, address,
-          length, slot);
-      if (rc < 0) {
-        throw new UcxOperationException(peer, "send of a message", rc,
-            NativeUcx.describe(rc));
-      }
+      int rc = sent(NativeUcx.amSend(usableHandle(), UcxWorker.MESSAGE_AM_ID,
+          address, length, slot));
       messagesSent.incrementAndGet();
       return rc;
     } finally {
@@ -257,25 +247,35 @@ public final class UcxEndpoint implements Closeable {
   public boolean sendNow(long address, int length) throws IOException {
     inside.incrementAndGet();
     try {
-      IOException f = failure;
-      if (f != null || closed.get()) {
-        throw new UcxOperationException(peer, "send of a message", 0,
-            f != null ? "the connection failed: " + f.getMessage()
-                : "the connection is closed", f);
-      }
-      int rc = NativeUcx.amSendNow(handle, UcxWorker.MESSAGE_AM_ID, address,
-          length);
-      if (rc < 0) {
-        throw new UcxOperationException(peer, "send of a message", rc,
-            NativeUcx.describe(rc));
-      }
-      if (rc == 0) {
+      boolean sent = sent(NativeUcx.amSendNow(usableHandle(),
+          UcxWorker.MESSAGE_AM_ID, address, length)) == 0;
+      if (sent) {
         messagesSent.incrementAndGet();
       }
-      return rc == 0;
+      return sent;
     } finally {
       inside.decrementAndGet();
     }
+  }
+
+  /** The endpoint's handle while it is usable (caller counted inside). */
+  private long usableHandle() throws IOException {
+    IOException f = failure;
+    if (f != null || closed.get()) {
+      throw new UcxOperationException(peer, "send of a message", 0,
+          f != null ? "the connection failed: " + f.getMessage()
+              : "the connection is closed", f);
+    }
+    return handle;
+  }
+
+  /** A send's native result, or the IOException its failure means. */
+  private int sent(int rc) throws IOException {
+    if (rc < 0) {
+      throw new UcxOperationException(peer, "send of a message", rc,
+          NativeUcx.describe(rc));
+    }
+    return rc;
   }
 
   /**
