@@ -444,45 +444,6 @@ Java_org_hdfsrdma_ucx_NativeUcx_amSend(JNIEnv *env, jclass cls, jlong ep,
     return start_result(r, slot);
 }
 
-/*
- * Sends length bytes at address as one eager active message (reply endpoint
- * flag) only if UCX can send it at once (UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL):
- * UCX then never keeps a request for it. 0: sent (the buffer may be
- * reused); 1: not now (the peer's receive queue is full, or the message is
- * too long to go out at once), nothing sent; negative: failed.
- * A full queue then costs the caller a retry after progress instead of a
- * UCX request per message.
- */
-EXPORT JNIEXPORT jint JNICALL
-Java_org_hdfsrdma_ucx_NativeUcx_amSendNow(JNIEnv *env, jclass cls, jlong ep,
-                                          jint am_id, jlong address,
-                                          jint length)
-{
-    ucp_request_param_t p;
-    JNIEnv *prev = tls_env;
-    ucs_status_ptr_t r;
-    ucs_status_t status;
-
-    (void)cls;
-    p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
-    p.flags        = UCP_AM_SEND_FLAG_REPLY | UCP_AM_SEND_FLAG_EAGER;
-    tls_env = env;
-    r = ucx.am_send_nbx((ucp_ep_h)(intptr_t)ep, (unsigned)am_id, NULL, 0,
-                        (void *)(intptr_t)address, (size_t)length, &p);
-    tls_env = prev;
-    if (r == NULL) {
-        return 0;
-    }
-    if (UCS_PTR_IS_ERR(r)) {
-        status = UCS_PTR_STATUS(r);
-        return status == UCS_ERR_NO_RESOURCE ? 1 : (jint)status;
-    }
-    /* UCX promised no request with FORCE_IMM_CMPL; the buffer's fate is
-     * unknown, so the caller must give up the connection. */
-    ucx.request_free(r);
-    return (jint)UCS_ERR_UNSUPPORTED;
-}
-
 /* Starts a get of length bytes; results as amSend. */
 EXPORT JNIEXPORT jint JNICALL
 Java_org_hdfsrdma_ucx_NativeUcx_get(JNIEnv *env, jclass cls, jlong ep,

@@ -24,7 +24,6 @@ set(want
   Java_org_hdfsrdma_ucx_NativeIntrospection_ucxVersion
   Java_org_hdfsrdma_ucx_NativeIntrospection_workerInfo
   Java_org_hdfsrdma_ucx_NativeUcx_amSend
-  Java_org_hdfsrdma_ucx_NativeUcx_amSendNow
   Java_org_hdfsrdma_ucx_NativeUcx_bind
   Java_org_hdfsrdma_ucx_NativeUcx_euid
   Java_org_hdfsrdma_ucx_NativeUcx_eventFd

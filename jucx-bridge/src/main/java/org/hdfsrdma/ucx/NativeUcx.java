@@ -91,10 +91,6 @@ final class NativeUcx {
   static native int amSend(long endpoint, int amId, long address, int length,
       long slot);
 
-  /** Sends at once or not at all: 0 sent, 1 not now, negative failed. */
-  static native int amSendNow(long endpoint, int amId, long address,
-      int length);
-
   static native int get(long endpoint, long remote, long rkey, long local,
       long length, long slot);
 

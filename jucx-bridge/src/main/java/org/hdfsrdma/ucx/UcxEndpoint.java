@@ -232,32 +232,6 @@ public final class UcxEndpoint implements Closeable {
     }
   }
 
-  /**
-   * Sends {@code length} bytes at native address {@code address} as one
-   * message if UCX can send them at once, from the calling thread: true
-   * when sent (the bytes may be reused), false when not now (the peer's
-   * receive queue is full; nothing was sent and UCX keeps nothing, so the
-   * caller tries again after progress; UCX allocates no request for it).
-   * Only messages short enough for UCX's immediate path can ever go this
-   * way (a descriptor can).
-   *
-   * @throws IOException naming the peer when the endpoint failed or UCX
-   *     refused the send
-   */
-  public boolean sendNow(long address, int length) throws IOException {
-    inside.incrementAndGet();
-    try {
-      boolean sent = sent(NativeUcx.amSendNow(usableHandle(),
-          UcxWorker.MESSAGE_AM_ID, address, length)) == 0;
-      if (sent) {
-        messagesSent.incrementAndGet();
-      }
-      return sent;
-    } finally {
-      inside.decrementAndGet();
-    }
-  }
-
   /** The endpoint's handle while it is usable (caller counted inside). */
   private long usableHandle() throws IOException {
     IOException f = failure;

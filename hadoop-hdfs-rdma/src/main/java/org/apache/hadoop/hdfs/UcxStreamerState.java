@@ -64,7 +64,9 @@ public final class UcxStreamerState {
   private static final Logger LOG =
       LoggerFactory.getLogger(UcxStreamerState.class);
 
-  /** Longest pipeline the announcement buffers have room for. */
+  /** Descriptors in flight per streamer and node, reused round-robin. */
+  private static final int RING = 64;
+  /** Longest pipeline the descriptor ring has room for. */
   private static final int MAX_PIPELINE = 16;
 
   /** DataNodes UCX could not reach, until when (ms since the epoch). */
@@ -88,14 +90,15 @@ public final class UcxStreamerState {
   private final RdmaConf conf;
   private final RegisteredBufferPool pool;
   private final UcxWorker worker;
-  /** One descriptor, encoded per node and sent at once (UCX copies it). */
-  private final ByteBuffer descriptorBuffer;
-  private final long descriptorAddress;
+  private final ByteBuffer ring;
+  private final long ringAddress;
+  private final StatusSlots ringStatus;
   private final PacketDescriptor descriptor = new PacketDescriptor();
   private final ByteBuffer announcements;
   private final long announcementsAddress;
   private final StatusSlots announcementStatus;
   private final RegionAnnouncement announcement = new RegionAnnouncement();
+  private int nextSlot;
   /** Heartbeats sent on this pipeline whose acks did not come back yet. */
   private final AtomicInteger heartbeatsInFlight = new AtomicInteger();
 
@@ -119,16 +122,18 @@ public final class UcxStreamerState {
     this.pool = pool;
     this.worker = runtime == null ? null : runtime.worker();
     if (runtime == null) {
-      descriptorBuffer = null;
-      descriptorAddress = 0;
+      ring = null;
+      ringAddress = 0;
+      ringStatus = null;
       announcements = null;
       announcementsAddress = 0;
       announcementStatus = null;
       return;
     }
-    descriptorBuffer = ByteBuffer.allocateDirect(PacketDescriptor.LENGTH)
-        .order(ByteOrder.BIG_ENDIAN);
-    descriptorAddress = UcxUtils.getAddress(descriptorBuffer);
+    ring = ByteBuffer.allocateDirect(RING * MAX_PIPELINE
+        * PacketDescriptor.LENGTH).order(ByteOrder.BIG_ENDIAN);
+    ringAddress = UcxUtils.getAddress(ring);
+    ringStatus = new StatusSlots(RING * MAX_PIPELINE);
     announcements = ByteBuffer.allocateDirect(MAX_PIPELINE
         * RegionAnnouncement.MAX_LENGTH).order(ByteOrder.BIG_ENDIAN);
     announcementsAddress = UcxUtils.getAddress(announcements);
@@ -394,14 +399,20 @@ public final class UcxStreamerState {
     if (sync) {
       flags |= PacketDescriptor.FLAG_SYNC_BLOCK;
     }
+    int slot = nextSlot;
+    nextSlot = (nextSlot + 1) % RING;
     for (int i = 0; i < endpoints.length; i++) {
       if (region != 0) {
         announce(i, region - 1);
       }
-      descriptor.wrap(descriptorBuffer, 0).encode(sessionIds[i],
-          block.getBlockId(), generationStamp, packet.getSeqno(),
-          offsetInBlock, flags, region, address, checksumLength, dataLength);
-      sendAtOnce(i, descriptorAddress, PacketDescriptor.LENGTH);
+      int entry = slot * MAX_PIPELINE + i;
+      awaitSlot(ringStatus, entry, i);
+      int offset = entry * PacketDescriptor.LENGTH;
+      descriptor.wrap(ring, offset).encode(sessionIds[i], block.getBlockId(),
+          generationStamp, packet.getSeqno(), offsetInBlock, flags, region,
+          address, checksumLength, dataLength);
+      send(i, ringAddress + offset, PacketDescriptor.LENGTH, ringStatus,
+          entry);
     }
     runtime.countSent(dataLength);
     if (times != null) {
@@ -437,42 +448,11 @@ public final class UcxStreamerState {
   }
 
   /**
-   * Sends one descriptor to node {@code node} the moment the DataNode's
-   * receive queue has room, progressing the worker from this thread while
-   * it is full: nothing else would (the DataNode freeing room wakes nobody
-   * on this side), and a full queue is back-pressure, as a full socket
-   * buffer is for stock's write. UCX never queues the descriptor itself
-   * (see {@link UcxEndpoint#sendNow}).
-   */
-  private void sendAtOnce(int node, long address, int length)
-      throws IOException {
-    if (trySendNow(node, address, length)) {
-      return;
-    }
-    runtime.countQueuedSend();
-    long deadline = System.nanoTime()
-        + TimeUnit.MILLISECONDS.toNanos(conf.connectTimeoutMs());
-    long pause = 0;
-    do {
-      pause = waitForRoom(node, deadline, pause);
-    } while (!trySendNow(node, address, length));
-  }
-
-  private boolean trySendNow(int node, long address, int length)
-      throws IOException {
-    try {
-      return endpoints[node].sendNow(address, length);
-    } catch (IOException e) {
-      failedNode = node;
-      throw new IOException("hdfs-rdma: sending to " + nodes[node] + " for "
-          + block + " failed", e);
-    }
-  }
-
-  /**
-   * Sends one message that may be too long for UCX's immediate path (a
-   * region announcement) to node {@code node}; when UCX had to queue it,
-   * waits here until it went out, progressing the worker.
+   * Sends one message to node {@code node}. When UCX had to queue it (the
+   * DataNode's receive queue was full), waits here until it went out,
+   * progressing the worker: nothing else would (the DataNode freeing room
+   * wakes nobody on this side), and a full queue is back-pressure, as a
+   * full socket buffer is for stock's write.
    */
   private void send(int node, long address, int length, StatusSlots slots,
       int slot) throws IOException {
@@ -505,38 +485,27 @@ public final class UcxStreamerState {
         + TimeUnit.MILLISECONDS.toNanos(conf.connectTimeoutMs());
     long pause = 0;
     while (slots.inProgress(slot)) {
-      pause = waitForRoom(node, deadline, pause);
+      if (worker.progress() != 0) {
+        pause = 0;
+      } else {
+        // The DataNode's queue is full; nothing signals when it drains.
+        // Poll at a falling rate instead of spinning the core it needs.
+        pause = Math.min(MAX_SEND_PAUSE_NANOS,
+            Math.max(MIN_SEND_PAUSE_NANOS, pause * 2));
+        LockSupport.parkNanos(pause);
+      }
+      if (Thread.interrupted()) {
+        Thread.currentThread().interrupt();
+        throw new InterruptedIOException("interrupted sending to "
+            + nodes[node] + " for " + block);
+      }
+      if (System.nanoTime() > deadline) {
+        failedNode = node;
+        throw new IOException("hdfs-rdma: a message to " + nodes[node]
+            + " for " + block + " was not sent in " + conf.connectTimeoutMs()
+            + " ms");
+      }
     }
-  }
-
-  /**
-   * One round of waiting for node {@code node}'s receive queue: progress,
-   * or when there was nothing to progress a pause at a falling rate (the
-   * queue's draining signals nothing, and spinning would take the core the
-   * DataNode needs). Returns the next pause.
-   */
-  private long waitForRoom(int node, long deadline, long pause)
-      throws IOException {
-    long next;
-    if (worker.progress() != 0) {
-      next = 0;
-    } else {
-      next = Math.min(MAX_SEND_PAUSE_NANOS,
-          Math.max(MIN_SEND_PAUSE_NANOS, pause * 2));
-      LockSupport.parkNanos(next);
-    }
-    if (Thread.interrupted()) {
-      Thread.currentThread().interrupt();
-      throw new InterruptedIOException("interrupted sending to "
-          + nodes[node] + " for " + block);
-    }
-    if (System.nanoTime() > deadline) {
-      failedNode = node;
-      throw new IOException("hdfs-rdma: a message to " + nodes[node]
-          + " for " + block + " was not sent in " + conf.connectTimeoutMs()
-          + " ms");
-    }
-    return next;
   }
 
   /** The header a heap packet would send, read back from its bytes. */
