@@ -68,26 +68,44 @@ public final class EndpointCache implements Closeable {
       connects.incrementAndGet();
       UcxEndpoint.connect(worker, key.array(), peer, connectTimeoutMs)
           .whenComplete((e, error) -> {
-            if (error == null && greeting != null) {
-              try {
-                e.greet(greeting);
-              } catch (java.io.IOException ex) {
-                e.close();
-                error = ex;
-              }
-            }
             if (error != null) {
               endpoints.remove(key, fresh);
               fresh.completeExceptionally(error);
               return;
             }
-            e.addCloseListener(closedOne -> endpoints.remove(key, fresh));
-            fresh.complete(e);
-            if (closed) {
-              e.close();
+            // Inside UCX's flush callback: the hello (a send) and a close
+            // wait for the progress thread. Done here, they aborted writer
+            // JVMs in UCX 1.13 whenever the DataNode's receive queue was
+            // full during the connect ("arbiter.c:117": an endpoint's send
+            // queue purged while UCX dispatched it).
+            try {
+              worker.execute(() -> publish(key, fresh, e));
+            } catch (IllegalStateException workerClosing) {
+              endpoints.remove(key, fresh);
+              fresh.completeExceptionally(workerClosing);
             }
           });
       return fresh;
+    }
+  }
+
+  /** Says hello on a new connection and hands it out; progress thread. */
+  private void publish(ByteBuffer key, CompletableFuture<UcxEndpoint> fresh,
+      UcxEndpoint e) {
+    if (greeting != null) {
+      try {
+        e.greet(greeting);
+      } catch (java.io.IOException ex) {
+        e.close();
+        endpoints.remove(key, fresh);
+        fresh.completeExceptionally(ex);
+        return;
+      }
+    }
+    e.addCloseListener(closedOne -> endpoints.remove(key, fresh));
+    fresh.complete(e);
+    if (closed) {
+      e.close();
     }
   }
 

@@ -111,30 +111,21 @@ public final class UcxEndpoint implements Closeable {
       return connected;
     }
     try {
-      // The flush completes inside UCX's progress, possibly while UCX
-      // replays this endpoint's queued sends; whoever waits for the
-      // connection then sends (the hello) or closes, and UCX 1.13 aborts
-      // the process when an endpoint's queue is purged or grown from
-      // there ("arbiter.c:117", seen with a DataNode's receive queue
-      // full). So the future completes on the worker's progress thread,
-      // outside UCX's progress.
       e.endpoint.flushNonBlocking(new UcxCallback() {
         @Override
         public void onSuccess(UcpRequest request) {
-          completeOutside(worker, () -> {
-            IOException f = e.failure;
-            if (f != null) {
-              connected.completeExceptionally(f);
-            } else {
-              connected.complete(e);
-            }
-          });
+          IOException f = e.failure;
+          if (f != null) {
+            connected.completeExceptionally(f);
+          } else {
+            connected.complete(e);
+          }
         }
 
         @Override
         public void onError(int status, String message) {
-          completeOutside(worker, () -> connected.completeExceptionally(
-              new UcxOperationException(peer, "connect", status, message)));
+          connected.completeExceptionally(new UcxOperationException(peer,
+              "connect", status, message));
         }
       });
     } catch (RuntimeException ex) {
@@ -157,19 +148,6 @@ public final class UcxEndpoint implements Closeable {
       }
     });
     return connected;
-  }
-
-  /**
-   * Runs {@code completion} on the worker's progress thread, outside UCX's
-   * progress; when the worker is closing, here (nothing progresses it any
-   * more).
-   */
-  private static void completeOutside(UcxWorker worker, Runnable completion) {
-    try {
-      worker.execute(completion);
-    } catch (IllegalStateException closing) {
-      completion.run();
-    }
   }
 
   /** The peer's name, as given to {@link #connect}. */
@@ -223,33 +201,23 @@ public final class UcxEndpoint implements Closeable {
   public int send(long address, int length, long slot) throws IOException {
     inside.incrementAndGet();
     try {
-      int rc = sent(NativeUcx.amSend(usableHandle(), UcxWorker.MESSAGE_AM_ID,
-          address, length, slot));
+      IOException f = failure;
+      if (f != null || closed.get()) {
+        throw new UcxOperationException(peer, "send of a message", 0,
+            f != null ? "the connection failed: " + f.getMessage()
+                : "the connection is closed", f);
+      }
+      int rc = NativeUcx.amSend(handle, UcxWorker.MESSAGE_AM_ID, address,
+          length, slot);
+      if (rc < 0) {
+        throw new UcxOperationException(peer, "send of a message", rc,
+            NativeUcx.describe(rc));
+      }
       messagesSent.incrementAndGet();
       return rc;
     } finally {
       inside.decrementAndGet();
     }
-  }
-
-  /** The endpoint's handle while it is usable (caller counted inside). */
-  private long usableHandle() throws IOException {
-    IOException f = failure;
-    if (f != null || closed.get()) {
-      throw new UcxOperationException(peer, "send of a message", 0,
-          f != null ? "the connection failed: " + f.getMessage()
-              : "the connection is closed", f);
-    }
-    return handle;
-  }
-
-  /** A send's native result, or the IOException its failure means. */
-  private int sent(int rc) throws IOException {
-    if (rc < 0) {
-      throw new UcxOperationException(peer, "send of a message", rc,
-          NativeUcx.describe(rc));
-    }
-    return rc;
   }
 
   /**
