@@ -84,19 +84,22 @@ public final class UcxStreamerState {
   private static final long MAX_SEND_PAUSE_NANOS = 1_000_000;
 
   private static final UcxStreamerState OFF = new UcxStreamerState(null,
-      null, null);
+      null, null, null);
 
   private final UcxRuntime runtime;
   private final RdmaConf conf;
   private final RegisteredBufferPool pool;
   private final UcxWorker worker;
-  private final ByteBuffer ring;
-  private final long ringAddress;
-  private final StatusSlots ringStatus;
+  /** The DataStreamer's error state: where a failed send is reported. */
+  private final DataStreamer.ErrorState errorState;
+  private SendMemory memory;
+  /**
+   * Earlier send memory some of whose sends never ended (to a DataNode
+   * that died with its queue full): UCX may still read or complete them,
+   * so it stays reachable until they end.
+   */
+  private final List<SendMemory> retired = new ArrayList<SendMemory>();
   private final PacketDescriptor descriptor = new PacketDescriptor();
-  private final ByteBuffer announcements;
-  private final long announcementsAddress;
-  private final StatusSlots announcementStatus;
   private final RegionAnnouncement announcement = new RegionAnnouncement();
   private int nextSlot;
   /** Heartbeats sent on this pipeline whose acks did not come back yet. */
@@ -113,38 +116,55 @@ public final class UcxStreamerState {
   private long[][] announced;
   private boolean active;
   private long tcpOnlyBlockId = Long.MIN_VALUE;
-  private int failedNode = -1;
+
+  /**
+   * The memory descriptors and region announcements are sent from, with
+   * the completion slot of each send: the descriptor ring (RING entries
+   * per node) and one announcement per node.
+   */
+  private static final class SendMemory {
+    final ByteBuffer ring = ByteBuffer.allocateDirect(RING * MAX_PIPELINE
+        * PacketDescriptor.LENGTH).order(ByteOrder.BIG_ENDIAN);
+    final long ringAddress = UcxUtils.getAddress(ring);
+    final StatusSlots ringStatus = new StatusSlots(RING * MAX_PIPELINE);
+    final ByteBuffer announcements = ByteBuffer.allocateDirect(MAX_PIPELINE
+        * RegionAnnouncement.MAX_LENGTH).order(ByteOrder.BIG_ENDIAN);
+    final long announcementsAddress = UcxUtils.getAddress(announcements);
+    final StatusSlots announcementStatus = new StatusSlots(MAX_PIPELINE);
+
+    /** Whether a send from this memory has not ended yet. */
+    boolean inUse() {
+      return anyInProgress(ringStatus) || anyInProgress(announcementStatus);
+    }
+
+    private static boolean anyInProgress(StatusSlots slots) {
+      for (int i = 0; i < slots.count(); i++) {
+        if (slots.inProgress(i)) {
+          return true;
+        }
+      }
+      return false;
+    }
+  }
 
   private UcxStreamerState(UcxRuntime runtime, RdmaConf conf,
-      RegisteredBufferPool pool) {
+      RegisteredBufferPool pool, DataStreamer.ErrorState errorState) {
     this.runtime = runtime;
     this.conf = conf;
     this.pool = pool;
+    this.errorState = errorState;
     this.worker = runtime == null ? null : runtime.worker();
-    if (runtime == null) {
-      ring = null;
-      ringAddress = 0;
-      ringStatus = null;
-      announcements = null;
-      announcementsAddress = 0;
-      announcementStatus = null;
-      return;
-    }
-    ring = ByteBuffer.allocateDirect(RING * MAX_PIPELINE
-        * PacketDescriptor.LENGTH).order(ByteOrder.BIG_ENDIAN);
-    ringAddress = UcxUtils.getAddress(ring);
-    ringStatus = new StatusSlots(RING * MAX_PIPELINE);
-    announcements = ByteBuffer.allocateDirect(MAX_PIPELINE
-        * RegionAnnouncement.MAX_LENGTH).order(ByteOrder.BIG_ENDIAN);
-    announcementsAddress = UcxUtils.getAddress(announcements);
-    announcementStatus = new StatusSlots(MAX_PIPELINE);
+    this.memory = runtime == null ? null : new SendMemory();
   }
 
   /**
    * The state of a new DataStreamer of {@code client}: whether and how it
    * writes over UCX, decided once, here, for every packet of the stream.
+   * Sends that fail are reported to {@code errorState}, as the
+   * ResponseProcessor reports a bad ack.
    */
-  static UcxStreamerState create(DFSClient client) {
+  static UcxStreamerState create(DFSClient client,
+      DataStreamer.ErrorState errorState) {
     UcxRuntime runtime = UcxClients.runtimeFor(client);
     if (runtime == null) {
       return OFF;
@@ -158,7 +178,7 @@ public final class UcxStreamerState {
       return OFF;
     }
     return new UcxStreamerState(runtime,
-        new RdmaConf(client.getConfiguration()), pool);
+        new RdmaConf(client.getConfiguration()), pool, errorState);
   }
 
   /** The pool this stream's packets are leased from, or null (UCX off). */
@@ -187,6 +207,7 @@ public final class UcxStreamerState {
     if (runtime == null || pipeline.length > MAX_PIPELINE) {
       return out;
     }
+    retireBusyMemory();
     if (pipelineBlock.getBlockId() == tcpOnlyBlockId) {
       LOG.info("hdfs-rdma: {} stays on TCP after a UCX failure",
           pipelineBlock);
@@ -278,7 +299,6 @@ public final class UcxStreamerState {
     endpoints = connected;
     announced = new long[nodes.length][1];
     active = true;
-    failedNode = -1;
     LOG.debug("hdfs-rdma: {} moves over UCX to {} DataNodes", block,
         nodes.length);
   }
@@ -291,18 +311,6 @@ public final class UcxStreamerState {
         "hdfs-rdma: " + block + " over TCP: " + why + " (" + nodes[node]
         + (cause == null ? "" : ": " + cause) + "); pipelines through it use"
         + " TCP for the next " + conf.unreachableRetryMs() + " ms");
-  }
-
-  /**
-   * When sending descriptors failed for one node of the pipeline, names
-   * that node as the bad one (stock would blame DataNode 1, which wrote
-   * the socket), so that recovery replaces the node UCX lost.
-   */
-  void markFailedNode(DataStreamer.ErrorState errorState) {
-    int node = failedNode;
-    if (node >= 0 && !errorState.isNodeMarked()) {
-      errorState.setBadNodeIndex(node);
-    }
   }
 
   private boolean committedInOrder(List<CommitEntry> commits) {
@@ -322,8 +330,15 @@ public final class UcxStreamerState {
    * pipeline. Returns false when the pipeline is on TCP (the caller writes
    * the packet to the socket as stock does).
    *
-   * @throws IOException when a descriptor could not be sent; the block
-   *     then stays on TCP through its pipeline recovery
+   * <p>When a node's descriptor cannot be sent, the packet still counts as
+   * sent: nodes before it may have fetched it, and the recovery's
+   * writeBlock must allow for their bytes. The failure goes to the
+   * DataStreamer's error state instead, naming that node, and the block
+   * stays on TCP through its recovery. Sending also stops when the
+   * pipeline already failed (a bad ack): a dead node's full queue would
+   * otherwise hold the DataStreamer until the send timeout.
+   *
+   * @throws IOException when the packet cannot go over UCX at all
    */
   boolean send(DFSPacket packet) throws IOException {
     if (!active) {
@@ -344,6 +359,23 @@ public final class UcxStreamerState {
       throw e;
     }
     return true;
+  }
+
+  /**
+   * Node {@code node} did not take a message: the pipeline fails there.
+   * Stock learns of a bad node from an ack or a failed socket write; this
+   * reports it the way the ResponseProcessor does.
+   */
+  private void nodeFailed(int node, IOException cause) {
+    tcpOnlyBlockId = block.getBlockId();
+    LOG.warn("hdfs-rdma: {} failed; the pipeline recovers without {}",
+        cause.getMessage(), nodes[node]);
+    synchronized (errorState) {
+      if (!errorState.isNodeMarked()) {
+        errorState.setBadNodeIndex(node);
+      }
+      errorState.setError(true);
+    }
   }
 
   private void sendNow(DFSPacket packet) throws IOException {
@@ -401,18 +433,23 @@ public final class UcxStreamerState {
     }
     int slot = nextSlot;
     nextSlot = (nextSlot + 1) % RING;
+    SendMemory m = memory;
     for (int i = 0; i < endpoints.length; i++) {
-      if (region != 0) {
-        announce(i, region - 1);
+      if (region != 0 && !announce(i, region - 1)) {
+        return;
       }
       int entry = slot * MAX_PIPELINE + i;
-      awaitSlot(ringStatus, entry, i);
+      if (!awaitSlot(m.ringStatus, entry, i)) {
+        return;
+      }
       int offset = entry * PacketDescriptor.LENGTH;
-      descriptor.wrap(ring, offset).encode(sessionIds[i], block.getBlockId(),
-          generationStamp, packet.getSeqno(), offsetInBlock, flags, region,
-          address, checksumLength, dataLength);
-      send(i, ringAddress + offset, PacketDescriptor.LENGTH, ringStatus,
-          entry);
+      descriptor.wrap(m.ring, offset).encode(sessionIds[i],
+          block.getBlockId(), generationStamp, packet.getSeqno(),
+          offsetInBlock, flags, region, address, checksumLength, dataLength);
+      if (!send(i, m.ringAddress + offset, PacketDescriptor.LENGTH,
+          m.ringStatus, entry)) {
+        return;
+      }
     }
     runtime.countSent(dataLength);
     if (times != null) {
@@ -424,8 +461,11 @@ public final class UcxStreamerState {
     }
   }
 
-  /** Announces pool region {@code poolRegion} to node i's session, once. */
-  private void announce(int node, int poolRegion) throws IOException {
+  /**
+   * Announces pool region {@code poolRegion} to node i's session, once.
+   * Returns false when the pipeline failed instead.
+   */
+  private boolean announce(int node, int poolRegion) throws IOException {
     long[] bits = announced[node];
     int word = poolRegion >>> 6;
     if (word >= bits.length) {
@@ -434,17 +474,23 @@ public final class UcxStreamerState {
     }
     long bit = 1L << (poolRegion & 63);
     if ((bits[word] & bit) != 0) {
-      return;
+      return true;
     }
-    awaitSlot(announcementStatus, node, node);
+    SendMemory m = memory;
+    if (!awaitSlot(m.announcementStatus, node, node)) {
+      return false;
+    }
     int offset = node * RegionAnnouncement.MAX_LENGTH;
-    announcement.wrap(announcements, offset, RegionAnnouncement.MAX_LENGTH)
+    announcement.wrap(m.announcements, offset, RegionAnnouncement.MAX_LENGTH)
         .encode(sessionIds[node], poolRegion + 1,
             pool.regionAddress(poolRegion), pool.regionLength(poolRegion),
             pool.regionKey(poolRegion));
-    send(node, announcementsAddress + offset, announcement.length(),
-        announcementStatus, node);
+    if (!send(node, m.announcementsAddress + offset, announcement.length(),
+        m.announcementStatus, node)) {
+      return false;
+    }
     bits[word] |= bit;
+    return true;
   }
 
   /**
@@ -452,34 +498,38 @@ public final class UcxStreamerState {
    * DataNode's receive queue was full), waits here until it went out,
    * progressing the worker: nothing else would (the DataNode freeing room
    * wakes nobody on this side), and a full queue is back-pressure, as a
-   * full socket buffer is for stock's write.
+   * full socket buffer is for stock's write. Returns false when the
+   * pipeline failed instead.
    */
-  private void send(int node, long address, int length, StatusSlots slots,
-      int slot) throws IOException {
+  private boolean send(int node, long address, int length,
+      StatusSlots slots, int slot) throws IOException {
     int rc;
     try {
       rc = endpoints[node].send(address, length, slots.address(slot));
     } catch (IOException e) {
-      failedNode = node;
-      throw new IOException("hdfs-rdma: sending to " + nodes[node] + " for "
-          + block + " failed", e);
+      nodeFailed(node, new IOException("hdfs-rdma: sending to "
+          + nodes[node] + " for " + block + " (" + e.getMessage() + ")", e));
+      return false;
     }
     if (rc != 0) {
       runtime.countQueuedSend();
-      awaitSlot(slots, slot, node);
+      return awaitSlot(slots, slot, node);
     }
+    return true;
   }
 
   /**
    * Waits until the send that last used {@code slot} is over, progressing
    * the worker from this thread. How it ended does not matter here: a send
    * that failed failed its connection, and every later send on it fails at
-   * once.
+   * once. Returns false, without waiting longer, once the pipeline has
+   * failed: when the DataStreamer's error state holds an error (a bad ack)
+   * or the send does not end within the connect timeout.
    */
-  private void awaitSlot(StatusSlots slots, int slot, int node)
+  private boolean awaitSlot(StatusSlots slots, int slot, int node)
       throws IOException {
     if (!slots.inProgress(slot)) {
-      return;
+      return true;
     }
     long deadline = System.nanoTime()
         + TimeUnit.MILLISECONDS.toNanos(conf.connectTimeoutMs());
@@ -499,12 +549,39 @@ public final class UcxStreamerState {
         throw new InterruptedIOException("interrupted sending to "
             + nodes[node] + " for " + block);
       }
-      if (System.nanoTime() > deadline) {
-        failedNode = node;
-        throw new IOException("hdfs-rdma: a message to " + nodes[node]
-            + " for " + block + " was not sent in " + conf.connectTimeoutMs()
-            + " ms");
+      if (errorState.hasError()) {
+        tcpOnlyBlockId = block.getBlockId();
+        return false;
       }
+      if (System.nanoTime() > deadline) {
+        nodeFailed(node, new IOException("hdfs-rdma: a message to "
+            + nodes[node] + " for " + block + " was not sent in "
+            + conf.connectTimeoutMs() + " ms"));
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Leaves send memory that sends which never ended (to a dead DataNode)
+   * still hold to UCX, and takes fresh memory: reusing it would make the
+   * next pipeline wait for, and blame, a node that did nothing wrong.
+   * Called once per pipeline set-up.
+   */
+  private void retireBusyMemory() {
+    if (memory == null) {
+      return;
+    }
+    for (int i = retired.size() - 1; i >= 0; i--) {
+      if (!retired.get(i).inUse()) {
+        retired.remove(i);
+      }
+    }
+    if (memory.inUse()) {
+      retired.add(memory);
+      memory = new SendMemory();
+      nextSlot = 0;
     }
   }
 
@@ -530,7 +607,6 @@ public final class UcxStreamerState {
   /** The pipeline is over (end of block, error, close). */
   void endPipeline() {
     heartbeatsInFlight.set(0);
-    failedNode = -1;
     active = false;
     request = null;
     endpoints = null;
