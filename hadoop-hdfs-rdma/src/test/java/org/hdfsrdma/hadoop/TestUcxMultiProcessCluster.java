@@ -31,7 +31,10 @@ import org.apache.hadoop.test.GenericTestUtils;
 import org.apache.hadoop.util.ToolRunner;
 import org.hdfsrdma.ucx.UcxLibrary;
 import org.junit.After;
+import org.junit.Rule;
 import org.junit.Test;
+import org.junit.rules.TestWatcher;
+import org.junit.runner.Description;
 
 /**
  * A NameNode and DataNodes, each its own JVM, and a writer in this JVM:
@@ -58,10 +61,44 @@ public class TestUcxMultiProcessCluster {
       p.waitFor(30, TimeUnit.SECONDS);
     }
     UcxRuntime.shutdown();
-    if (work != null) {
-      FileUtil.fullyDelete(work);
-    }
   }
+
+  /**
+   * After the daemons stopped: removes a passed test's directory; from a
+   * failed one's, prints the daemons' warnings and errors, since the
+   * cause is often in a DataNode's log, not in this JVM's.
+   */
+  @Rule
+  public final TestWatcher keepLogsOfFailures = new TestWatcher() {
+    @Override
+    protected void succeeded(Description description) {
+      if (work != null) {
+        FileUtil.fullyDelete(work);
+      }
+    }
+
+    @Override
+    protected void failed(Throwable e, Description description) {
+      File[] logs = work == null ? null : work.listFiles(
+          (dir, name) -> name.endsWith(".log"));
+      if (logs == null) {
+        return;
+      }
+      for (File log : logs) {
+        System.out.println("==== " + log + ": WARN and ERROR lines");
+        try {
+          for (String line : read(log).split("\n")) {
+            if (line.contains(" WARN ") || line.contains(" ERROR ")
+                || line.contains("Exception")) {
+              System.out.println(line);
+            }
+          }
+        } catch (IOException io) {
+          System.out.println("unreadable: " + io);
+        }
+      }
+    }
+  };
 
   private static int freePort() throws IOException {
     try (ServerSocket s = new ServerSocket(0)) {
@@ -224,7 +261,6 @@ public class TestUcxMultiProcessCluster {
     String fsUri = startCluster(4, -1, Jvm.PATCHED);
     final DistributedFileSystem fs = openClient(fsUri, 4);
     try {
-
       Path path = new Path("/killed");
       byte[] data = new byte[6 * 1024 * 1024];
       new Random(11).nextBytes(data);
