@@ -395,6 +395,125 @@ def free_ports(n):
             s.close()
 
 
+CLONE_NEWNET = 0x40000000
+
+
+class EmulatedHosts:
+    """--hosts RATE: the client, the NameNode and each DataNode as hosts of
+    their own on this machine. Each is a network namespace with one veth
+    link to a bridge (in a namespace of its own), shaped to RATE in both
+    directions with tbf; every JVM also gets an IPC namespace of its own,
+    so no two JVMs share memory and UCX between them has only tcp, as
+    between the hosts of an Ethernet cluster. The harness itself moves
+    into the client's namespace (setns), from where it reaches every host;
+    no address is added outside the namespaces it creates and removes."""
+
+    PREFIX = "hrdma-"
+    SUBNET = "10.213.7."
+
+    def __init__(self, rate):
+        self.rate = rate
+        self.names = ["client", "nn"] + ["dn%d" % (i + 1)
+                                          for i in range(DATANODES)]
+        self.addr = {n: self.SUBNET + str(10 + i)
+                     for i, n in enumerate(self.names)}
+        self.own_ns = None
+        self.created = []
+
+    def ns(self, name):
+        return self.PREFIX + name
+
+    @staticmethod
+    def ip(*args):
+        r = subprocess.run(["ip"] + list(args), capture_output=True,
+                           text=True)
+        if r.returncode != 0:
+            raise HarnessError("ip %s: %s" % (" ".join(args),
+                                              r.stderr.strip()))
+
+    @staticmethod
+    def tc(ns, *args):
+        r = subprocess.run(["tc", "-n", ns] + list(args),
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise HarnessError("tc -n %s %s: %s" % (ns, " ".join(args),
+                                                    r.stderr.strip()))
+
+    def shape(self, ns, dev):
+        bits = parse_rate(self.rate)
+        # tbf needs a bucket of at least a timer tick's worth of bytes.
+        burst = max(256 * KiB, int(bits / 8 / 250))
+        self.tc(ns, "qdisc", "add", "dev", dev, "root", "tbf", "rate",
+                self.rate, "burst", str(burst), "latency", "50ms")
+
+    def up(self):
+        if os.geteuid() != 0:
+            raise HarnessError("--hosts needs root (network namespaces)")
+        self.down()   # what an interrupted run left
+        sw = self.ns("sw")
+        self.ip("netns", "add", sw)
+        self.created.append(sw)
+        self.ip("-n", sw, "link", "add", "br0", "type", "bridge")
+        self.ip("-n", sw, "link", "set", "br0", "up")
+        for n in self.names:
+            host = self.ns(n)
+            self.ip("netns", "add", host)
+            self.created.append(host)
+            self.ip("-n", sw, "link", "add", "v-" + n, "type", "veth",
+                    "peer", "name", "eth0", "netns", host)
+            self.ip("-n", sw, "link", "set", "v-" + n, "master", "br0", "up")
+            self.ip("-n", host, "addr", "add", self.addr[n] + "/24", "dev",
+                    "eth0")
+            self.ip("-n", host, "link", "set", "eth0", "up")
+            self.ip("-n", host, "link", "set", "lo", "up")
+            self.shape(host, "eth0")     # what the host sends
+            self.shape(sw, "v-" + n)     # what it receives
+        log("emulated hosts: %s on %s.0/24, every link %s" % (
+            ", ".join("%s %s" % (n, self.addr[n]) for n in self.names),
+            self.SUBNET.rstrip("."), self.rate))
+
+    def enter(self):
+        """Moves this (single-threaded) harness into the client's host."""
+        self.own_ns = os.open("/proc/self/ns/net", os.O_RDONLY)
+        self._setns("/var/run/netns/" + self.ns("client"))
+
+    def _setns(self, path):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            if _libc.setns(fd, CLONE_NEWNET) != 0:
+                raise HarnessError("setns %s: %s" % (
+                    path, os.strerror(ctypes.get_errno())))
+        finally:
+            os.close(fd)
+
+    def leave(self):
+        if self.own_ns is not None:
+            if _libc.setns(self.own_ns, CLONE_NEWNET) != 0:
+                warn("setns back: %s" % os.strerror(ctypes.get_errno()))
+            os.close(self.own_ns)
+            self.own_ns = None
+
+    def down(self):
+        for n in ["sw"] + self.names:
+            subprocess.run(["ip", "netns", "del", self.ns(n)],
+                           capture_output=True)
+        self.created = []
+
+    def prefix(self, name):
+        """What runs a command on host `name` (its own IPC namespace)."""
+        if name == "client":
+            return ["unshare", "--ipc"]
+        return ["ip", "netns", "exec", self.ns(name), "unshare", "--ipc"]
+
+
+def parse_rate(text):
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([kmg]?)bit", text.lower())
+    if not m:
+        raise argparse.ArgumentTypeError("bad rate: %r (e.g. 1gbit)" % text)
+    return float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6,
+                                "g": 1e9}[m.group(2)]
+
+
 # --------------------------------------------------------------------------
 # HTTP (JMX and WebHDFS) on loopback, no proxies, redirects by hand.
 # --------------------------------------------------------------------------
@@ -487,6 +606,10 @@ class Hdfs:
     and bench_dir (where the puts go)."""
 
     loopback_redirects = False   # WebHDFS OPEN: go to 127.0.0.1, not the host
+
+    def redirect_host(self, port):
+        """Where a WebHDFS redirect to a DataNode's http `port` goes."""
+        return "127.0.0.1"
 
     def __init__(self, name, ucx):
         self.name = name
@@ -591,7 +714,8 @@ class Hdfs:
                 raise
             loc = urllib.parse.urlsplit(e.headers["Location"])
         if self.loopback_redirects:
-            loc = loc._replace(netloc="127.0.0.1:%d" % loc.port)
+            loc = loc._replace(netloc="%s:%d" % (self.redirect_host(loc.port),
+                                                 loc.port))
         h = hashlib.sha256()
         n = 0
         with http("GET", loc.geturl(), timeout=120) as r:
@@ -636,8 +760,13 @@ class Cluster(Hdfs):
 
     loopback_redirects = True
 
-    def __init__(self, name, root, java, classpath, ucx, procs, agent=None):
+    def __init__(self, name, root, java, classpath, ucx, procs, agent=None,
+                 hosts=None):
         super().__init__(name, ucx)
+        self.hosts = hosts              # EmulatedHosts, or all on 127.0.0.1
+        self.nn_addr = hosts.addr["nn"] if hosts else "127.0.0.1"
+        self.dn_addrs = [hosts.addr["dn%d" % (i + 1)] if hosts
+                         else "127.0.0.1" for i in range(DATANODES)]
         self.agent = agent              # the drop-in jar, as -javaagent:
         self.root = root
         self.java = java
@@ -646,10 +775,11 @@ class Cluster(Hdfs):
         self.classpath = "%s:%s" % (self.conf, classpath)
         ports = free_ports(2 + 3 * DATANODES)
         self.nn_rpc, self.nn_http_port = ports[:2]
-        self.nn_http = "127.0.0.1:%d" % self.nn_http_port
+        self.nn_http = "%s:%d" % (self.nn_addr, self.nn_http_port)
         self.dn_ports = [tuple(ports[2 + 3 * i:5 + 3 * i])
                          for i in range(DATANODES)]  # (data, http, ipc)
-        self.dn_http = ["127.0.0.1:%d" % p[1] for p in self.dn_ports]
+        self.dn_http = ["%s:%d" % (a, p[1])
+                        for a, p in zip(self.dn_addrs, self.dn_ports)]
         self.data_dirs = [os.path.join(root, "data%d" % (i + 1))
                           for i in range(DATANODES)]
         self.nn = None
@@ -659,9 +789,16 @@ class Cluster(Hdfs):
     def dn_stats_file(self, i):
         return os.path.join(self.root, "ucx-totals-dn%d.txt" % (i + 1))
 
+    def redirect_host(self, port):
+        for a, p in zip(self.dn_addrs, self.dn_ports):
+            if p[1] == port:
+                return a
+        return "127.0.0.1"
+
     def write_conf(self):
         os.makedirs(self.conf)
-        core = [("fs.defaultFS", "hdfs://127.0.0.1:%d" % self.nn_rpc),
+        core = [("fs.defaultFS", "hdfs://%s:%d" % (self.nn_addr,
+                                                   self.nn_rpc)),
                 ("hadoop.tmp.dir", os.path.join(self.root, "tmp"))]
         hdfs = [("dfs.replication", "3"),
                 ("dfs.namenode.name.dir", os.path.join(self.root, "name")),
@@ -677,6 +814,10 @@ class Cluster(Hdfs):
                      # The per-packet breakdown (a few clock reads a packet).
                      ("dfs.datanode.rdma.packet-timers.enabled", "true"),
                      ("dfs.client.rdma.packet-timers.enabled", "true")]
+            if self.hosts:
+                # The DataNodes also serve clients that force UCX over
+                # tcp (--ucx-tcp); clients keep the default (no tcp).
+                hdfs += [("dfs.datanode.rdma.allow-emulated-gets", "true")]
         for fname, text in (("core-site.xml", xml_conf(core)),
                             ("hdfs-site.xml", xml_conf(hdfs)),
                             ("log4j.properties", LOG4J),
@@ -684,12 +825,14 @@ class Cluster(Hdfs):
             with open(os.path.join(self.conf, fname), "w") as f:
                 f.write(text)
 
-    def jvm(self, *args, heap="1g", props=()):
+    def jvm(self, *args, heap="1g", props=(), host=None):
         # Hadoop 2.9's web server (WebHDFS, used here to verify and delete
         # files) needs java.lang opened on Java 17; the same on both clusters.
         opens = ["--add-opens", "java.base/java.lang=ALL-UNNAMED"]
         agent = ["-javaagent:" + self.agent] if self.agent else []
-        return [self.java, "-Xmx" + heap, "-Djava.net.preferIPv4Stack=true"] \
+        prefix = self.hosts.prefix(host) if self.hosts and host else []
+        return prefix + [self.java, "-Xmx" + heap,
+                         "-Djava.net.preferIPv4Stack=true"] \
             + agent + opens + list(props) + ["-cp", self.classpath] \
             + list(args)
 
@@ -701,20 +844,28 @@ class Cluster(Hdfs):
 
     def start(self):
         self.nn = self.procs.spawn(
-            self.jvm("org.apache.hadoop.hdfs.server.namenode.NameNode"),
+            self.jvm("org.apache.hadoop.hdfs.server.namenode.NameNode",
+                     host="nn"),
             os.path.join(self.root, "nn.log"), name=self.name + "-nn")
         for i in range(DATANODES):
             data, http_port, ipc = self.dn_ports[i]
             props = ["-Dhdfsrdma.stats.file=" + self.dn_stats_file(i)] \
                 if self.ucx else []
+            # With --hosts, UCX DataNodes may also use tcp (for the clients
+            # of --ucx-tcp; the default client still has none).
+            tcp = ["-D", "dfs.rdma.ucx.tls=", "-D",
+                   "dfs.rdma.ucx.allow-tcp=true"] \
+                if self.ucx and self.hosts else []
+            a = self.dn_addrs[i]
             self.dns.append(self.procs.spawn(
                 self.jvm("org.apache.hadoop.hdfs.server.datanode.DataNode",
+                         *tcp,
                          "-D", "dfs.datanode.data.dir=" + self.data_dirs[i],
-                         "-D", "dfs.datanode.address=127.0.0.1:%d" % data,
-                         "-D", "dfs.datanode.http.address=127.0.0.1:%d"
-                         % http_port,
-                         "-D", "dfs.datanode.ipc.address=127.0.0.1:%d" % ipc,
-                         props=props),
+                         "-D", "dfs.datanode.address=%s:%d" % (a, data),
+                         "-D", "dfs.datanode.http.address=%s:%d"
+                         % (a, http_port),
+                         "-D", "dfs.datanode.ipc.address=%s:%d" % (a, ipc),
+                         props=props, host="dn%d" % (i + 1)),
                 os.path.join(self.root, "dn%d.log" % (i + 1)),
                 name="%s-dn%d" % (self.name, i + 1)))
         self.nn_pid = self.nn.pid
@@ -1030,24 +1181,27 @@ class Client:
     wins over the site files) or none for stock."""
 
     def __init__(self, system, java, conf_dir, classpath, agent=None,
-                 rdma=None, opts=()):
+                 rdma=None, opts=(), prefix=(), generic=()):
         self.system = system
         self.java = java
         self.classpath = "%s:%s" % (conf_dir, classpath)
         self.agent = agent
         self.rdma = rdma
         self.opts = list(opts)      # --client-opts, for every system alike
+        self.prefix = list(prefix)  # --hosts: the client host's IPC namespace
+        self.generic = list(generic)  # more -D options of FsShell
 
     def put_argv(self, rep, path, target, props=()):
         agent = ["-javaagent:" + self.agent] if self.agent else []
         switch = [] if self.rdma is None else [
             "-D", "dfs.client.rdma.enabled=%s" % str(self.rdma).lower()]
         # -Xmx1000m: the heap the hdfs script gives.
-        return [self.java, "-Xmx1000m", "-Djava.net.preferIPv4Stack=true"] \
+        return self.prefix + [self.java, "-Xmx1000m",
+                              "-Djava.net.preferIPv4Stack=true"] \
             + agent + self.opts + list(props) + ["-cp", self.classpath,
                                      "org.apache.hadoop.fs.FsShell"] \
-            + switch + ["-D", "dfs.replication=%d" % rep, "-put", path,
-                        target]
+            + switch + self.generic + ["-D", "dfs.replication=%d" % rep,
+                                       "-put", path, target]
 
 
 def packets_of(size, block=128 * MiB):
@@ -1146,6 +1300,7 @@ class Bench:
         self.clients = {}               # system -> Client
         self.skipped = {}               # system -> why it is not measured
         self.java = args.java or shutil.which("java")
+        self.hosts = EmulatedHosts(args.hosts) if args.hosts else None
         self.idle_cpu = {}
         self.interrupted = False
         self.ucx_totals = {}
@@ -1224,20 +1379,29 @@ class Bench:
                                "install, or dev-support/setup.sh)")
         root = os.path.join(self.work, "clusters")
         shutil.rmtree(root, ignore_errors=True)
+        hosts = self.hosts
         for name in ("stock", "ucx"):
             os.makedirs(os.path.join(root, name))
             ucx = name == "ucx"
             c = Cluster(name, os.path.join(root, name), self.java, cp, ucx,
-                        self.procs, agent=self.dropin if ucx else None)
+                        self.procs, agent=self.dropin if ucx else None,
+                        hosts=hosts)
             c.write_conf()
             self.clusters[name] = c
         stock, ucx = self.clusters["stock"], self.clusters["ucx"]
         self.systems = list(SYSTEMS)
         self.cluster_of = dict(stock=stock, jar=ucx, ucx=ucx)
+        prefix = hosts.prefix("client") if hosts else []
+        # --ucx-tcp: the UCX client may use UCX's tcp transport, so every
+        # pipeline goes by gets UCX emulates (fan-out over tcp).
+        forced = ["-D", "dfs.rdma.ucx.tls=tcp", "-D",
+                  "dfs.rdma.ucx.allow-tcp=true"] if self.args.ucx_tcp else []
         self.clients = dict(
-            stock=Client("stock", self.java, stock.conf, cp),
-            jar=Client("jar", self.java, ucx.conf, cp, self.dropin, False),
-            ucx=Client("ucx", self.java, ucx.conf, cp, self.dropin, True))
+            stock=Client("stock", self.java, stock.conf, cp, prefix=prefix),
+            jar=Client("jar", self.java, ucx.conf, cp, self.dropin, False,
+                       prefix=prefix),
+            ucx=Client("ucx", self.java, ucx.conf, cp, self.dropin, True,
+                       prefix=prefix, generic=forced))
         fmt = [c.format() for c in self.clusters.values()]
         done = self.procs.wait_all(fmt, 120)
         for c, p in zip(self.clusters.values(), fmt):
@@ -1448,7 +1612,14 @@ class Bench:
                       "(size x replication)" % (system, tag, written,
                                                 total * rep))
         where = "%s %s" % (system, tag)
-        if system == "ucx":
+        if system == "ucx" and self.hosts and not self.args.ucx_tcp:
+            # Between hosts without RDMA the UCX client's policy is
+            # Hadoop's TCP pipeline: nothing may move over UCX.
+            self.jar_expected_blocks += rep * sum(
+                blocks_of(os.path.getsize(j["path"]), c.block_size)
+                for j in jobs)
+            self.check_jar(jobs, delta, where, policy=True)
+        elif system == "ucx":
             self.ucx_expected_bytes += total * rep
             self.check_ucx(jobs, delta, total, rep, where)
         elif system == "jar":
@@ -1488,20 +1659,24 @@ class Bench:
                 where, delta["rdma.BlocksOverTcp"]))
         return fetched
 
-    def check_jar(self, jobs, delta, where):
+    def check_jar(self, jobs, delta, where, policy=False):
         """A jar put (dfs.client.rdma.enabled=false) must move nothing over
         UCX: its client starts no UCX runtime (so writes no stats line, or
         one that sent 0 bytes), and the DataNodes fetch nothing by get and
-        take no replica over UCX."""
+        take no replica over UCX. `policy`: a UCX client between emulated
+        hosts, which must have chosen TCP itself."""
         sent = sum(j["client_stats"].get("ucx-data-bytes-sent", 0) or 0
                    for j in jobs)
         fetched = delta.get(fetched_key(delta) or "", 0)
         over_ucx = delta.get("rdma.BlocksOverUcx", 0)
         if sent or fetched or over_ucx:
-            self.ucx_problem("%s: a put with dfs.client.rdma.enabled=false "
-                             "moved data over UCX (client sent %d bytes, "
-                             "DataNodes fetched %d, %d replica(s) over UCX)"
-                             % (where, sent, fetched, over_ucx))
+            self.ucx_problem("%s: a put with %s moved data over UCX (client "
+                             "sent %d bytes, DataNodes fetched %d, %d "
+                             "replica(s) over UCX)" % (
+                                 where, "UCX on between hosts without RDMA"
+                                 if policy else
+                                 "dfs.client.rdma.enabled=false",
+                                 sent, fetched, over_ucx))
 
     def put_row(self, system, size, rep, run, jobs, dn_cpu, nn_cpu, delta,
                 kind="put"):
@@ -1576,7 +1751,7 @@ class Bench:
                         human(size), rep, run, ", ".join(
                             "%s %.2f s" % (s, walls[s])
                             for s in self.systems))
-                    if self.clusters:
+                    if self.clusters and not self.hosts:
                         lim = self.limit(size, rep, run, path)
                         msg += ", copy %.2f s, fan-out %s s" % (
                             lim["copy_s"], fmt(lim["fanout_s"], 3))
@@ -1844,7 +2019,8 @@ class Bench:
         over_tcp = totals.get("blocks-over-tcp", 0)
         if over_tcp != self.jar_expected_blocks:
             self.note("UCX DataNodes received %d client block replica(s) "
-                      "over TCP, expected %d (those of the jar puts)"
+                      "over TCP, expected %d (those of the jar puts; with --hosts, also"
+                      " those of UCX puts whose client chose TCP)"
                       % (over_tcp, self.jar_expected_blocks))
 
 
@@ -2139,6 +2315,13 @@ def machine_info(bench):
            ("load average at start", bench.load_start)]
     if not conf:
         fs = cmd(["findmnt", "-n", "-o", "SOURCE,FSTYPE", "-T", bench.work])
+        if bench.hosts:
+            out += [("emulated hosts", "client, NameNode, 4 DataNodes in "
+                     "network and IPC namespaces of their own, every link %s"
+                     " (tbf); UCX client: %s" % (
+                         bench.args.hosts, "UCX over tcp forced (fan-out by"
+                         " emulated gets)" if bench.args.ucx_tcp else
+                         "its own policy"))]
         out += [("DataNode storage", "%s (%s)" % (bench.work, fs)),
                 ("Hadoop", "2.9.2 (Maven Central jars); UCX path: %s"
                  % os.path.basename(getattr(bench, "dropin", None) or "n/a"))]
@@ -2426,7 +2609,7 @@ def plots(bench, summary, scale_sum):
 def run_transfer(bench):
     """benchmarks/transfer.sh (JMH per-transfer cost), when it exists."""
     script = os.path.join(HERE, "transfer.sh")
-    if bench.args.no_transfer:
+    if bench.args.no_transfer or bench.args.hosts:
         return None
     if not os.path.exists(script):
         log("benchmarks/transfer.sh not there yet: per-transfer cost skipped")
@@ -2557,6 +2740,15 @@ def parse_args(argv):
                    help="the DataNodes' metrics period in s (the whole-run "
                    "BytesWritten check waits for it; default 10, with "
                    "--conf-self-test 1, the scratch cluster's)")
+    h = ap.add_argument_group(
+        "emulated hosts: client, NameNode and DataNodes each in network and"
+        " IPC namespaces of their own, links shaped with tbf (root)")
+    h.add_argument("--hosts", metavar="RATE", type=lambda t: (
+        parse_rate(t), t)[1], help="every host's link rate, e.g. 1gbit")
+    h.add_argument("--ucx-tcp", action="store_true",
+                   help="with --hosts: the UCX client uses UCX's tcp "
+                   "transport (fan-out by emulated gets) instead of its "
+                   "policy (Hadoop's pipeline where gets are not one-sided)")
     g.add_argument("--conf-self-test", action="store_true",
                    help="start a scratch UCX cluster in another process and "
                    "run --conf against it (tiny profile unless another is "
@@ -2579,6 +2771,10 @@ def parse_args(argv):
         ap.error("--runs must be at least 1")
     if a.scale and a.no_scale:
         ap.error("--scale and --no-scale exclude each other")
+    if a.hosts and (a.conf or a.conf_self_test):
+        ap.error("--hosts starts its own clusters: no --conf")
+    if a.ucx_tcp and not a.hosts:
+        ap.error("--ucx-tcp needs --hosts")
     if (a.conf or a.conf_self_test) and a.flamegraphs:
         ap.error("--flamegraphs profiles the embedded clusters only")
     if a.conf:
@@ -2740,6 +2936,9 @@ def main(argv):
             if a.conf:
                 bench.connect_existing()
             else:
+                if bench.hosts:
+                    bench.hosts.up()
+                    bench.hosts.enter()
                 bench.start_clusters()
             bench.warmup()
             if a.flamegraphs:
@@ -2779,6 +2978,9 @@ def main(argv):
         rc = 1
     finally:
         bench.procs.stop_all()
+        if bench.hosts:
+            bench.hosts.leave()
+            bench.hosts.down()
         if not a.keep_work:
             for d in ("clusters", "inputs", "selftest"):
                 shutil.rmtree(os.path.join(a.work, d), ignore_errors=True)
