@@ -192,31 +192,26 @@ def main():
     one_host_check()
     sizes = (1, 5)
     reps = (1, 3)
-    cs = a.core_speed
+    def cluster(client_gbit, dn_gbit, one_sided, disk, tcp_eff):
+        return dict(client_link=gbit(client_gbit), dn_link=gbit(dn_gbit),
+                    one_sided=one_sided, disk=disk, tcp_efficiency=tcp_eff,
+                    core_speed=a.core_speed)
     clusters = [
         ("Seed paper: QDR InfiniBand (MT26428, 32 Gb/s data), stock over"
          " IPoIB, 40 GB RAM (1-5 GB land in the page cache)",
-         dict(client_link=gbit(32), dn_link=gbit(32), one_sided=True,
-              disk=5.0, tcp_efficiency=0.45, core_speed=cs)),
+         cluster(32, 32, True, 5.0, 0.45)),
         ("56 Gb/s FDR InfiniBand, same DataNodes",
-         dict(client_link=gbit(54), dn_link=gbit(54), one_sided=True,
-              disk=5.0, tcp_efficiency=0.45, core_speed=cs)),
+         cluster(54, 54, True, 5.0, 0.45)),
         ("25 Gb/s RoCE, NVMe DataNodes (2 GB/s)",
-         dict(client_link=gbit(25), dn_link=gbit(25), one_sided=True,
-              disk=2.0, tcp_efficiency=0.9, core_speed=cs)),
+         cluster(25, 25, True, 2.0, 0.9)),
         ("100 Gb/s RoCE, NVMe DataNodes (2 GB/s)",
-         dict(client_link=gbit(100), dn_link=gbit(100), one_sided=True,
-              disk=2.0, tcp_efficiency=0.9, core_speed=cs)),
+         cluster(100, 100, True, 2.0, 0.9)),
         ("10 Gb/s RoCE client, 25 Gb/s DataNodes (client link / 3 <"
-         " DataNode link)",
-         dict(client_link=gbit(10), dn_link=gbit(25), one_sided=True,
-              disk=2.0, tcp_efficiency=0.9, core_speed=cs)),
+         " DataNode link)", cluster(10, 25, True, 2.0, 0.9)),
         ("10 Gb/s Ethernet without RoCE: UCX over tcp",
-         dict(client_link=gbit(10), dn_link=gbit(10), one_sided=False,
-              disk=2.0, tcp_efficiency=0.9, core_speed=cs)),
+         cluster(10, 10, False, 2.0, 0.9)),
         ("1 Gb/s Ethernet without RoCE: UCX over tcp",
-         dict(client_link=gbit(1), dn_link=gbit(1), one_sided=False,
-              disk=2.0, tcp_efficiency=0.94, core_speed=cs)),
+         cluster(1, 1, False, 2.0, 0.94)),
     ]
     for name, c in clusters:
         cluster_table(name, c, sizes, reps)
