@@ -24,7 +24,7 @@ CPU capacities are per-byte costs measured on this project's VM (least
 squares over the --paper run, benchmarks/README.md), taken as one core's
 worth of work per JVM, scaled by --core-speed. Where gets are not
 one-sided (UCX over tcp), the owner's CPU sends the bytes of every get it
-serves. Printed as Markdown: the one-host check and the clusters asked for
+serves and the getter's receives them (both measured with --hosts). Printed as Markdown: the one-host check and the clusters asked for
 in issue 11 (the seed paper's, 25 and 100 Gb/s RoCE).
 """
 
@@ -42,10 +42,12 @@ DN_S_PER_GIB = {"stock": {1: 1.50, 3: 6.02 / 3}, "tcp": {1: 1.47, 3: 4.57 / 3},
                 "ucx": {1: 0.91, 3: 4.32 / 3}}
 # Fixed part of a put (JVM start, NameNode calls, pipeline set-up), s.
 T0 = {"stock": 1.81, "tcp": 1.81, "ucx": 1.88}
-# Serving an emulated get over tcp: CPU s per GB on the memory's owner.
-# Estimate: half of loopback ucp_get over tcp (0.39-0.52 GB/s with both
-# ends on one host, ../shared/ENVIRONMENT.md).
-TCP_GET_SERVE_S_PER_GB = 1.0
+# A get UCX emulates over tcp, CPU s per GB: on the memory's owner (it
+# sends the bytes) and on the getter. Measured: client and DataNode CPU
+# of --hosts 10gbit --ucx-tcp puts over the jar's TCP puts (3.2-3.6 and
+# 0.8-1.0 s per GB fetched).
+TCP_GET_SERVE_S_PER_GB = 3.3
+TCP_GET_FETCH_S_PER_GB = 0.9
 
 
 def interp(table, r):
@@ -86,8 +88,10 @@ def rate(shape, r, c, m=None):
     limits["client link"] = c["client_link"] * link_eff / m
     limits["DataNode link"] = c["dn_link"] * link_eff
     serve = 0.0 if one_sided else TCP_GET_SERVE_S_PER_GB / GB
+    fetch = 0.0 if one_sided else TCP_GET_FETCH_S_PER_GB / GB
     limits["client CPU"] = 1.0 / (1.0 / client_cpu + m * serve)
-    limits["DataNode CPU"] = 1.0 / (1.0 / dn_cpu + downstream * serve)
+    limits["DataNode CPU"] = 1.0 / (1.0 / dn_cpu + downstream * serve
+                                    + fetch)
     return min((v, k) for k, v in limits.items())
 
 
@@ -180,6 +184,49 @@ def one_host_check():
             measured["ucx", r] / measured["stock", r]))
 
 
+# benchmarks/run.sh --hosts RATE [--ucx-tcp] --sizes 128M,512M --reps 1,3
+# --runs 3 --no-scale (commit e5c6b80, 2026-11-23): medians, seconds,
+# stock / the UCX client's policy / forced fan-out over tcp.
+EMULATED_MEASURED = {
+    ("1gbit", 128, 1): (2.54, 2.72, 2.37), ("1gbit", 128, 3): (2.29, 2.34, 4.66),
+    ("1gbit", 512, 1): (5.57, 5.91, 5.88), ("1gbit", 512, 3): (5.82, 5.87, 14.94),
+    ("10gbit", 128, 1): (1.85, 1.53, 2.38), ("10gbit", 128, 3): (2.01, 2.01, 2.98),
+    ("10gbit", 512, 1): (2.65, 2.32, 3.78), ("10gbit", 512, 3): (3.76, 3.68, 6.88),
+}
+# What tbf let through a veth pair at 1 Gbit/s (../shared/ENVIRONMENT.md).
+TBF_EFFICIENCY = 0.963
+# Wall time over the CPU floor with all JVMs on 2 cores (one_host_check).
+OVERLAP = 1.32
+
+
+def emulated_check():
+    """Emulated hosts: links of their own, CPU still the machine's 2 cores.
+    Per byte a put pays the slower of its busiest link and the shared
+    cores (the one-host model, with the client's serving of emulated gets
+    added); both are compared with the --hosts runs."""
+    print("\n#### Emulated hosts: model against the --hosts runs\n")
+    print("| link | MiB | rep | stock model / measured s | policy (TCP)"
+          " model / measured s | fan-out over tcp model / measured s |")
+    print("|---|---|---|---|---|---|")
+    for (rate, mib, r), (m_stock, m_policy, m_fan) in sorted(
+            EMULATED_MEASURED.items(), key=lambda kv: (len(kv[0][0]),
+                                                       kv[0])):
+        link = gbit(1 if rate == "1gbit" else 10) * TBF_EFFICIENCY
+        size = mib * (1 << 20)
+
+        def wall(kind, copies, emulated):
+            cpu = (CLIENT_S_PER_GIB[kind][r] + r * DN_S_PER_GIB[kind][r]
+                   + emulated * r * GIB / GB) / GIB
+            per_byte = max(copies / link, OVERLAP * cpu / 2)
+            return T0[kind] + size * per_byte
+        stock = wall("stock", 1, 0.0)
+        policy = wall("tcp", 1, 0.0)
+        fan = wall("ucx", r, TCP_GET_SERVE_S_PER_GB + TCP_GET_FETCH_S_PER_GB)
+        print("| %s | %d | %d | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f |"
+              % (rate, mib, r, stock, m_stock, policy, m_policy, fan,
+                 m_fan))
+
+
 def gbit(x):
     return x * 1e9 / 8
 
@@ -190,6 +237,7 @@ def main():
                    help="CPU per core relative to this VM's")
     a = p.parse_args()
     one_host_check()
+    emulated_check()
     sizes = (1, 5)
     reps = (1, 3)
     def cluster(client_gbit, dn_gbit, one_sided, disk, tcp_eff):
