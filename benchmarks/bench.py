@@ -1392,10 +1392,13 @@ class Bench:
         self.systems = list(SYSTEMS)
         self.cluster_of = dict(stock=stock, jar=ucx, ucx=ucx)
         prefix = hosts.prefix("client") if hosts else []
-        # --ucx-tcp: the UCX client may use UCX's tcp transport, so every
-        # pipeline goes by gets UCX emulates (fan-out over tcp).
+        # --ucx-tcp: the UCX client may use UCX's tcp transport, and is
+        # made to fan out there (the policy would keep such pipelines on
+        # TCP), so every pipeline goes by gets UCX emulates.
         forced = ["-D", "dfs.rdma.ucx.tls=tcp", "-D",
-                  "dfs.rdma.ucx.allow-tcp=true"] if self.args.ucx_tcp else []
+                  "dfs.rdma.ucx.allow-tcp=true", "-D",
+                  "dfs.client.rdma.distribution=fan-out"] \
+            if self.args.ucx_tcp else []
         self.clients = dict(
             stock=Client("stock", self.java, stock.conf, cp, prefix=prefix),
             jar=Client("jar", self.java, ucx.conf, cp, self.dropin, False,

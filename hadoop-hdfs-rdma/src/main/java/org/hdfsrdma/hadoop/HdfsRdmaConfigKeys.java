@@ -35,6 +35,9 @@ public final class HdfsRdmaConfigKeys {
       "dfs.client.rdma.unreachable-retry-ms";
   public static final long DFS_CLIENT_RDMA_UNREACHABLE_RETRY_MS_DEFAULT =
       10L * 60 * 1000;
+  public static final String DFS_CLIENT_RDMA_DISTRIBUTION_KEY =
+      "dfs.client.rdma.distribution";
+  public static final String DFS_CLIENT_RDMA_DISTRIBUTION_DEFAULT = "auto";
   public static final String DFS_CLIENT_RDMA_PACKET_TIMERS_ENABLED_KEY =
       "dfs.client.rdma.packet-timers.enabled";
   public static final boolean DFS_CLIENT_RDMA_PACKET_TIMERS_ENABLED_DEFAULT =

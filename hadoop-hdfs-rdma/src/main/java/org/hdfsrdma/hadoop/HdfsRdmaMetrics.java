@@ -13,6 +13,7 @@ import org.apache.hadoop.metrics2.lib.MutableCounterLong;
 import org.apache.hadoop.metrics2.lib.MutableGaugeInt;
 import org.apache.hadoop.metrics2.lib.MutableGaugeLong;
 import org.apache.hadoop.metrics2.lib.MutableRate;
+import org.hdfsrdma.hadoop.DistributionPolicy.Outcome;
 import org.hdfsrdma.hadoop.PacketPhaseTimes.Phase;
 import org.hdfsrdma.ucx.PoolMetrics;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
@@ -117,6 +118,14 @@ public final class HdfsRdmaMetrics implements MetricsSource {
   @Metric("Client packet buffer requests that timed out (those packets went"
       + " on the heap, over TCP)")
   MutableCounterLong clientPoolTimeouts;
+  @Metric("Client pipelines whose DataNodes all fetched by one-sided get")
+  MutableCounterLong pipelinesFanOut;
+  @Metric("Client pipelines left on TCP because some DataNode's gets would"
+      + " have been emulated by the client's CPU (UCX over tcp)")
+  MutableCounterLong pipelinesTcpEmulatedGets;
+  @Metric("Client pipelines left on TCP because UCX could not reach some"
+      + " DataNode")
+  MutableCounterLong pipelinesTcpUnreachable;
   @Metric("UCX connections from clients open now")
   MutableGaugeInt clientConnections;
   @Metric("Blocks being received over UCX now (open sessions)")
@@ -196,6 +205,11 @@ public final class HdfsRdmaMetrics implements MetricsSource {
     advance(dataBytesSent, runtime.dataBytesSent());
     advance(clientConnects, runtime.endpointConnects());
     advance(queuedSends, runtime.queuedSends());
+    advance(pipelinesFanOut, runtime.pipelines(Outcome.FAN_OUT));
+    advance(pipelinesTcpEmulatedGets,
+        runtime.pipelines(Outcome.TCP_EMULATED_GETS));
+    advance(pipelinesTcpUnreachable,
+        runtime.pipelines(Outcome.TCP_UNREACHABLE));
     clientConnections.set(runtime.connections().size());
     openSessions.set(runtime.sessions().size());
 

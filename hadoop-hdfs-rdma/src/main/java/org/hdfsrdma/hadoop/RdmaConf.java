@@ -21,6 +21,7 @@ public final class RdmaConf {
   final long clientConnectTimeoutMs;
   final long clientUnreachableRetryMs;
   final boolean clientTimers;
+  final DistributionPolicy.Mode distribution;
 
   // DataNode.
   final boolean dataNodeEnabled;
@@ -55,6 +56,16 @@ public final class RdmaConf {
         DFS_CLIENT_RDMA_UNREACHABLE_RETRY_MS_DEFAULT);
     clientTimers = conf.getBoolean(DFS_CLIENT_RDMA_PACKET_TIMERS_ENABLED_KEY,
         DFS_CLIENT_RDMA_PACKET_TIMERS_ENABLED_DEFAULT);
+    String mode = conf.getTrimmed(DFS_CLIENT_RDMA_DISTRIBUTION_KEY,
+        DFS_CLIENT_RDMA_DISTRIBUTION_DEFAULT);
+    DistributionPolicy.Mode parsed = DistributionPolicy.Mode.parse(mode);
+    if (parsed == null) {
+      UcxRuntime.warnOnce("distribution " + mode, "hdfs-rdma: "
+          + DFS_CLIENT_RDMA_DISTRIBUTION_KEY + "=" + mode + " is none of"
+          + " auto, fan-out, tcp; using auto");
+      parsed = DistributionPolicy.Mode.AUTO;
+    }
+    distribution = parsed;
 
     dataNodeEnabled = conf.getBoolean(DFS_DATANODE_RDMA_ENABLED_KEY,
         DFS_DATANODE_RDMA_ENABLED_DEFAULT);
@@ -130,6 +141,11 @@ public final class RdmaConf {
 
   public long bufferWaitMs() {
     return clientBufferWaitMs;
+  }
+
+  /** How the client distributes pipelines (dfs.client.rdma.distribution). */
+  public DistributionPolicy.Mode distribution() {
+    return distribution;
   }
 
   /** UCX_TLS of the UCX context; empty: UCX chooses. */

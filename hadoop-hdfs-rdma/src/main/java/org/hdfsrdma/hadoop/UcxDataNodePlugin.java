@@ -1,7 +1,10 @@
 package org.hdfsrdma.hadoop;
 
+import java.io.IOException;
+
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
+import org.apache.hadoop.io.IOUtils;
 import org.apache.hadoop.util.ServicePlugin;
 import org.hdfsrdma.hadoop.agent.PatchState;
 import org.hdfsrdma.ucx.UcxUnavailableException;
@@ -24,6 +27,8 @@ public class UcxDataNodePlugin implements ServicePlugin {
       LoggerFactory.getLogger(UcxDataNodePlugin.class);
 
   private volatile boolean serving;
+  /** Tells clients on this host that a DataNode here serves UCX. */
+  private LocalDataNodeMarker marker;
   private volatile String disabledReason = "not started";
 
   @Override
@@ -56,6 +61,7 @@ public class UcxDataNodePlugin implements ServicePlugin {
       runtime.registerMetrics();
       serving = true;
       disabledReason = null;
+      announce(dataNode);
       LOG.info("hdfs-rdma: DataNode {} serves the UCX data path (UCX"
           + " transports {}{})", dataNode.getDisplayName(),
           runtime.conf().ucxTls().isEmpty() ? "all" : runtime.conf().ucxTls(),
@@ -69,6 +75,21 @@ public class UcxDataNodePlugin implements ServicePlugin {
       disabledReason = e.toString();
       LOG.warn("hdfs-rdma: UCX data path off for {}, writes stay on TCP: {}",
           dataNode.getDisplayName(), e.toString());
+    }
+  }
+
+  /**
+   * Marks this host as one with a DataNode serving UCX: without RDMA
+   * devices, clients start UCX only where one does.
+   */
+  private synchronized void announce(DataNode dataNode) {
+    try {
+      marker = LocalDataNodeMarker.announce();
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("hdfs-rdma: cannot mark {} as serving UCX in {} ({}); clients"
+          + " on this host without RDMA devices will not start UCX",
+          dataNode.getDisplayName(), LocalDataNodeMarker.directory(),
+          e.toString());
     }
   }
 
@@ -87,6 +108,12 @@ public class UcxDataNodePlugin implements ServicePlugin {
   public void stop() {
     serving = false;
     disabledReason = "stopped";
+    LocalDataNodeMarker m;
+    synchronized (this) {
+      m = marker;
+      marker = null;
+    }
+    IOUtils.cleanupWithLogger(LOG, m);
   }
 
   @Override

@@ -21,7 +21,6 @@ import org.apache.hadoop.hdfs.protocol.datatransfer.PacketHeader;
 import org.apache.hadoop.metrics2.util.MBeans;
 import org.apache.hadoop.util.ShutdownHookManager;
 import org.hdfsrdma.ucx.EndpointCache;
-import org.hdfsrdma.ucx.HostIdentity;
 import org.hdfsrdma.ucx.RegionAnnouncement;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
 import org.hdfsrdma.ucx.RemoteRegion;
@@ -93,6 +92,8 @@ public final class UcxRuntime implements Closeable {
   private final HdfsRdmaMetrics metrics;
   private final AtomicLong blocksOverUcx = new AtomicLong();
   private final AtomicLong blocksOverTcp = new AtomicLong();
+  private final AtomicLong[] pipelines =
+      new AtomicLong[DistributionPolicy.Outcome.values().length];
   private final ConcurrentHashMap<String, AtomicLong> dataBytesFetched =
       new ConcurrentHashMap<String, AtomicLong>();
   private final Set<UcxEndpoint> transportsNoted =
@@ -105,6 +106,9 @@ public final class UcxRuntime implements Closeable {
   private UcxRuntime(Configuration configuration)
       throws UcxUnavailableException {
     this.conf = new RdmaConf(configuration);
+    for (int i = 0; i < pipelines.length; i++) {
+      pipelines[i] = new AtomicLong();
+    }
     String problem = HadoopVersionCheck.problem();
     if (problem != null) {
       throw new UcxUnavailableException(problem);
@@ -309,17 +313,27 @@ public final class UcxRuntime implements Closeable {
     return networkRdma;
   }
 
+  /** Whether this JVM's UCX has a shared-memory transport (one host). */
+  public boolean hasSharedMemory() {
+    return sharedMemory;
+  }
+
   /**
-   * Whether a DataNode that committed with {@code hostId} and {@code uid}
-   * can be reached over UCX with one-sided gets: through shared memory
-   * when it shares this host and user, otherwise only through RDMA
-   * hardware (or when the operator allowed tcp, through that).
+   * Whether this JVM's UCX runs its tcp transport (only with
+   * dfs.rdma.ucx.allow-tcp): other hosts reachable, gets emulated.
    */
-  public boolean canReach(byte[] hostId, int uid) {
-    if (sharedMemory && HostIdentity.canShareMemoryWith(hostId, uid)) {
-      return true;
-    }
-    return networkRdma || tcp;
+  public boolean hasTcp() {
+    return tcp;
+  }
+
+  /** Counts a client pipeline by what became of it. */
+  public void countPipeline(DistributionPolicy.Outcome outcome) {
+    pipelines[outcome.ordinal()].incrementAndGet();
+  }
+
+  /** Client pipelines this JVM set up with that outcome. */
+  public long pipelines(DistributionPolicy.Outcome outcome) {
+    return pipelines[outcome.ordinal()].get();
   }
 
   /**
@@ -575,6 +589,9 @@ public final class UcxRuntime implements Closeable {
         + blocksOverTcp() + " packets-fetched=" + packetsFetched.get()
         + " rejected-messages=" + rejectedMessages.get()
         + " queued-sends=" + queuedSends.get();
+    for (DistributionPolicy.Outcome o : DistributionPolicy.Outcome.values()) {
+      line += " " + o.label() + "=" + pipelines(o);
+    }
     for (Map.Entry<String, Long> e : phaseTimes.snapshot().entrySet()) {
       line += " " + e.getKey() + "=" + e.getValue();
     }
@@ -593,6 +610,18 @@ public final class UcxRuntime implements Closeable {
   public static void logOnce(String key, String message) {
     if (LOGGED.add(key)) {
       LOG.info(message);
+    }
+  }
+
+  /** Lets {@link #logOnce} log {@code key}'s message again (tests). */
+  static void forgetLogged(String key) {
+    LOGGED.remove(key);
+  }
+
+  /** Logs {@code message} at WARN the first time {@code key} is seen. */
+  public static void warnOnce(String key, String message) {
+    if (LOGGED.add(key)) {
+      LOG.warn(message);
     }
   }
 

@@ -48,6 +48,7 @@ public class TestOrderlyClientExit {
   public void testClientWithEndpointsBackExit() throws Exception {
     putAndExit("exit-gets", new String[] {"dfs.rdma.ucx.tls=tcp",
         "dfs.rdma.ucx.allow-tcp=true",
+        "dfs.client.rdma.distribution=fan-out",
         "dfs.datanode.rdma.allow-emulated-gets=true"});
   }
 

@@ -65,6 +65,8 @@ public class TestUcxTcpTransportExposure {
       conf.setBoolean(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY, true);
       conf.set(HdfsRdmaConfigKeys.DFS_RDMA_UCX_TLS_KEY, "tcp");
       conf.setBoolean(HdfsRdmaConfigKeys.DFS_RDMA_UCX_ALLOW_TCP_KEY, true);
+      conf.set(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_DISTRIBUTION_KEY,
+          "fan-out");
       DistributedFileSystem fs = cluster.client(conf, 1);
       byte[] data = new byte[1 << 20];
       new Random(3).nextBytes(data);

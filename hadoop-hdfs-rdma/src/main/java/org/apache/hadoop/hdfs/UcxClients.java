@@ -3,7 +3,9 @@ package org.apache.hadoop.hdfs;
 import org.apache.hadoop.classification.InterfaceAudience;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.client.HdfsClientConfigKeys;
+import org.hdfsrdma.hadoop.DistributionPolicy;
 import org.hdfsrdma.hadoop.HdfsRdmaConfigKeys;
+import org.hdfsrdma.hadoop.RdmaConf;
 import org.hdfsrdma.hadoop.UcxRuntime;
 import org.hdfsrdma.ucx.UcxUnavailableException;
 
@@ -11,8 +13,10 @@ import org.hdfsrdma.ucx.UcxUnavailableException;
  * Whether a client writes with the UCX data path, decided once per stream
  * (never per packet): it must be switched on, UCX must be usable in this
  * JVM, and no data-transfer encryption or SASL integrity/privacy may be
- * configured (UCX gives no such protection). Each reason to stay on TCP is
- * logged once.
+ * configured (UCX gives no such protection). A JVM that has not started
+ * UCX yet starts it only where some get could be one-sided
+ * ({@link DistributionPolicy#reasonNotToStart}). Each reason to stay on TCP
+ * is logged once.
  */
 @InterfaceAudience.Private
 final class UcxClients {
@@ -20,15 +24,17 @@ final class UcxClients {
   private UcxClients() {
   }
 
-  /** The JVM's UCX runtime when {@code client} writes over UCX, else null. */
-  static UcxRuntime runtimeFor(DFSClient client) {
-    Configuration conf = client.getConfiguration();
+  /**
+   * Whether {@code conf} asks for UCX and allows it (no protection UCX
+   * lacks); false for a stand-in client without a configuration.
+   */
+  static boolean wanted(Configuration conf) {
     if (conf == null) {
-      return null; // a stand-in client (Hadoop's tests mock DFSClient)
+      return false; // a stand-in client (Hadoop's tests mock DFSClient)
     }
     if (!conf.getBoolean(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY,
         HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_DEFAULT)) {
-      return null;
+      return false;
     }
     String protection = conf.getTrimmed(
         HdfsClientConfigKeys.DFS_DATA_TRANSFER_PROTECTION_KEY, "");
@@ -39,6 +45,27 @@ final class UcxClients {
       UcxRuntime.logOnce("client-protection", "hdfs-rdma: data-transfer"
           + " encryption or a SASL QOP of integrity/privacy is configured;"
           + " UCX gives no such protection, so writes stay on TCP");
+      return false;
+    }
+    return true;
+  }
+
+  /**
+   * The JVM's UCX runtime for a client that {@link #wanted} UCX, or null
+   * when its writes stay on TCP.
+   */
+  static UcxRuntime runtimeFor(Configuration conf, RdmaConf rdma) {
+    if (rdma.distribution() == DistributionPolicy.Mode.TCP) {
+      return null;
+    }
+    UcxRuntime running = UcxRuntime.current();
+    if (running != null) {
+      return running; // a DataNode or an earlier stream started it
+    }
+    String notNow = DistributionPolicy.reasonNotToStart(rdma);
+    if (notNow != null) {
+      UcxRuntime.logOnce("client-not-started", "hdfs-rdma: UCX not started,"
+          + " writes use Hadoop's TCP pipeline: " + notNow);
       return null;
     }
     try {

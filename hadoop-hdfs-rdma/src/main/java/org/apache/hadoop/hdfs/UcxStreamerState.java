@@ -21,6 +21,10 @@ import org.apache.hadoop.hdfs.protocol.datatransfer.PacketHeader;
 import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.BlockOpResponseProto;
 import org.apache.hadoop.hdfs.security.token.block.BlockTokenIdentifier;
 import org.apache.hadoop.security.token.Token;
+import org.hdfsrdma.hadoop.DistributionPolicy;
+import org.hdfsrdma.hadoop.DistributionPolicy.Mode;
+import org.hdfsrdma.hadoop.DistributionPolicy.Outcome;
+import org.hdfsrdma.hadoop.DistributionPolicy.Reach;
 import org.hdfsrdma.hadoop.PacketPhaseTimes;
 import org.hdfsrdma.hadoop.RdmaConf;
 import org.hdfsrdma.hadoop.UcxRuntime;
@@ -55,8 +59,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Pipelines where UCX cannot serve (UCX off or missing, encryption or a
  * SASL QOP, a DataNode that did not commit, one that shared memory cannot
- * reach and no RDMA device can, a connection that failed lately) run
- * exactly as stock, over TCP.
+ * reach and no RDMA device can, a connection that failed lately) or should
+ * not ({@link DistributionPolicy}: a DataNode whose gets the client's CPU
+ * would serve) run exactly as stock, over TCP.
  */
 @InterfaceAudience.Private
 public final class UcxStreamerState {
@@ -69,9 +74,23 @@ public final class UcxStreamerState {
   /** Longest pipeline the descriptor ring has room for. */
   private static final int MAX_PIPELINE = 16;
 
-  /** DataNodes UCX could not reach, until when (ms since the epoch). */
-  private static final ConcurrentHashMap<String, Long> UNREACHABLE =
-      new ConcurrentHashMap<String, Long>();
+  /**
+   * DataNodes whose pipelines stay on TCP for a while, by transfer address:
+   * UCX could not reach them, or their gets would be emulated.
+   */
+  private static final ConcurrentHashMap<String, TcpUntil> TCP_UNTIL =
+      new ConcurrentHashMap<String, TcpUntil>();
+
+  /** Why pipelines through a DataNode use TCP, and until when. */
+  private static final class TcpUntil {
+    final long untilMs;
+    final Outcome outcome;
+
+    TcpUntil(long untilMs, Outcome outcome) {
+      this.untilMs = untilMs;
+      this.outcome = outcome;
+    }
+  }
 
   /**
    * Heartbeats in flight at most: with Hadoop's 80 packets in flight they
@@ -165,7 +184,12 @@ public final class UcxStreamerState {
    */
   static UcxStreamerState create(DFSClient client,
       DataStreamer.ErrorState errorState) {
-    UcxRuntime runtime = UcxClients.runtimeFor(client);
+    if (!UcxClients.wanted(client.getConfiguration())) {
+      return OFF;
+    }
+    RdmaConf rdma = new RdmaConf(client.getConfiguration());
+    UcxRuntime runtime = UcxClients.runtimeFor(client.getConfiguration(),
+        rdma);
     if (runtime == null) {
       return OFF;
     }
@@ -177,8 +201,7 @@ public final class UcxStreamerState {
           + " pool, writes stay on TCP: " + e.getMessage());
       return OFF;
     }
-    return new UcxStreamerState(runtime,
-        new RdmaConf(client.getConfiguration()), pool, errorState);
+    return new UcxStreamerState(runtime, rdma, pool, errorState);
   }
 
   /** The pool this stream's packets are leased from, or null (UCX off). */
@@ -215,10 +238,15 @@ public final class UcxStreamerState {
     }
     long now = System.currentTimeMillis();
     for (DatanodeInfo node : pipeline) {
-      Long until = UNREACHABLE.get(node.getXferAddr());
-      if (until != null && until > now) {
-        LOG.debug("hdfs-rdma: {} on TCP: UCX cannot reach {} lately",
-            pipelineBlock, node);
+      TcpUntil tcp = TCP_UNTIL.get(node.getXferAddr());
+      // Emulated gets are the policy's reason, not UCX's: forced fan-out
+      // ignores them.
+      if (tcp != null && tcp.untilMs > now
+          && (tcp.outcome == Outcome.TCP_UNREACHABLE
+              || conf.distribution() == Mode.AUTO)) {
+        LOG.debug("hdfs-rdma: {} on TCP ({}) because of {}", pipelineBlock,
+            tcp.outcome.label(), node);
+        runtime.countPipeline(tcp.outcome);
         return out;
       }
     }
@@ -237,11 +265,12 @@ public final class UcxStreamerState {
 
   /**
    * Reads DataNode 1's reply: when every node of the pipeline committed and
-   * can be reached, connects to each one's UCX worker and switches the
-   * pipeline to UCX. Otherwise the pipeline runs over TCP after all (its
-   * DataNodes see packets on the socket instead of descriptors and read
-   * them as stock does), and pipelines through an unreachable DataNode skip
-   * UCX for {@code dfs.client.rdma.unreachable-retry-ms}.
+   * its gets may go by UCX ({@link DistributionPolicy}), connects to each
+   * one's UCX worker and switches the pipeline to UCX. Otherwise the
+   * pipeline runs over TCP after all (its DataNodes see packets on the
+   * socket instead of descriptors and read them as stock does), and
+   * pipelines through that DataNode skip UCX for
+   * {@code dfs.client.rdma.unreachable-retry-ms}.
    */
   void onConnectAck(BlockOpResponseProto reply) {
     if (request == null) {
@@ -262,12 +291,23 @@ public final class UcxStreamerState {
       request = null;
       return;
     }
+    Mode mode = conf.distribution();
+    Reach[] reach = new Reach[nodes.length];
     for (int i = 0; i < nodes.length; i++) {
       CommitEntry c = commits.get(i);
-      if (!runtime.canReach(c.getHostId(), c.getUid())) {
-        unreachable(i, "it is on another host or runs as another user"
-            + " (UCX shares memory only between processes of one user and"
-            + " host) and this JVM's UCX has no RDMA device", null);
+      reach[i] = DistributionPolicy.reachBeforeConnect(runtime,
+          c.getHostId(), c.getUid());
+      if (reach[i] == Reach.UNREACHABLE) {
+        tcpFor(i, Outcome.TCP_UNREACHABLE, "it is on another host or runs"
+            + " as another user (UCX shares memory only between processes"
+            + " of one user and host) and this JVM's UCX has no RDMA"
+            + " device", null);
+        return;
+      }
+      if (!DistributionPolicy.fetchesByGet(mode, reach[i])) {
+        tcpFor(i, Outcome.TCP_EMULATED_GETS, "it is on another host and"
+            + " only UCX's tcp transport reaches it, where the client's CPU"
+            + " would serve every get", null);
         return;
       }
     }
@@ -289,13 +329,26 @@ public final class UcxStreamerState {
         if (e instanceof InterruptedException) {
           Thread.currentThread().interrupt();
         }
-        unreachable(i, "its UCX worker could not be reached", e);
+        tcpFor(i, Outcome.TCP_UNREACHABLE, "its UCX worker could not be"
+            + " reached", e);
         return;
       }
     }
     for (UcxEndpoint e : connected) {
       runtime.noteConnected(e);
     }
+    for (int i = 0; i < nodes.length; i++) {
+      // What UCX chose for the connection decides, not what the transports
+      // promised: a peer without RDMA lanes is served by tcp.
+      if (reach[i] == Reach.ONE_SIDED && !DistributionPolicy.fetchesByGet(
+          mode, DistributionPolicy.reachOf(connected[i].transports()))) {
+        tcpFor(i, Outcome.TCP_EMULATED_GETS, "UCX reaches it only with"
+            + " gets the client's CPU would serve ("
+            + connected[i].transports() + ")", null);
+        return;
+      }
+    }
+    runtime.countPipeline(Outcome.FAN_OUT);
     endpoints = connected;
     announced = new long[nodes.length][1];
     active = true;
@@ -303,11 +356,17 @@ public final class UcxStreamerState {
         nodes.length);
   }
 
-  private void unreachable(int node, String why, Exception cause) {
-    UNREACHABLE.put(nodes[node].getXferAddr(),
-        System.currentTimeMillis() + conf.unreachableRetryMs());
+  /**
+   * The pipeline runs over TCP because of node {@code node}; so do the
+   * next ones through it, for {@code dfs.client.rdma.unreachable-retry-ms}.
+   */
+  private void tcpFor(int node, Outcome outcome, String why,
+      Exception cause) {
+    TCP_UNTIL.put(nodes[node].getXferAddr(), new TcpUntil(
+        System.currentTimeMillis() + conf.unreachableRetryMs(), outcome));
+    runtime.countPipeline(outcome);
     request = null;
-    UcxRuntime.logOnce("unreachable " + nodes[node].getXferAddr() + why,
+    UcxRuntime.logOnce(outcome + " " + nodes[node].getXferAddr() + why,
         "hdfs-rdma: " + block + " over TCP: " + why + " (" + nodes[node]
         + (cause == null ? "" : ": " + cause) + "); pipelines through it use"
         + " TCP for the next " + conf.unreachableRetryMs() + " ms");

@@ -38,8 +38,10 @@ import org.apache.hadoop.hdfs.protocol.HdfsConstants.DatanodeReportType;
 import org.apache.hadoop.util.Tool;
 import org.apache.hadoop.util.ToolRunner;
 import org.apache.hadoop.util.VersionInfo;
+import org.hdfsrdma.hadoop.DistributionPolicy;
 import org.hdfsrdma.hadoop.HadoopVersionCheck;
 import org.hdfsrdma.hadoop.HdfsRdmaConfigKeys;
+import org.hdfsrdma.hadoop.RdmaConf;
 import org.hdfsrdma.hadoop.UcxDataNodePlugin;
 import org.hdfsrdma.hadoop.UcxRuntime;
 import org.hdfsrdma.hadoop.agent.PatchState;
@@ -176,6 +178,9 @@ public final class Check extends Configured implements Tool {
     }
     boolean ucx = ucxLibraries();
     settings(conf, client, dataNode);
+    if (ucx && clientActive) {
+      distribution(conf);
+    }
     if (ucx && (clientActive || dataNodeActive)) {
       runtime(conf);
     }
@@ -425,6 +430,26 @@ public final class Check extends Configured implements Tool {
             + " dfs.datanode.plugins (" + plugins + "): a DataNode with this"
             + " configuration starts no UCX and receives over TCP");
       }
+    }
+  }
+
+  /**
+   * Whether a writer in a JVM like this one would start UCX (checked before
+   * this check starts UCX itself), and how it distributes pipelines.
+   */
+  private void distribution(Configuration conf) {
+    RdmaConf rdma = new RdmaConf(conf);
+    String why = DistributionPolicy.reasonNotToStart(rdma);
+    if (why == null) {
+      finding(Level.INFO, "distribution", rdma.distribution() + ": writers"
+          + " start UCX; pipelines fan out where every get is one-sided"
+          + (rdma.distribution() == DistributionPolicy.Mode.FAN_OUT
+              ? " or emulated" : ""));
+    } else {
+      finding(Level.WARN, "distribution", "writers in a JVM like this one"
+          + " would not start UCX and write over TCP: " + why + " ("
+          + HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_DISTRIBUTION_KEY
+          + "=fan-out forces UCX)");
     }
   }
 

@@ -1,0 +1,289 @@
+package org.hdfsrdma.hadoop;
+
+import static org.junit.Assert.assertArrayEquals;
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertNotNull;
+import static org.junit.Assert.assertNull;
+import static org.junit.Assert.assertTrue;
+import static org.junit.Assume.assumeFalse;
+import static org.junit.Assume.assumeTrue;
+
+import java.io.File;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.hdfs.DFSConfigKeys;
+import org.apache.hadoop.hdfs.DFSTestUtil;
+import org.apache.hadoop.hdfs.DistributedFileSystem;
+import org.apache.hadoop.hdfs.MiniDFSCluster;
+import org.apache.hadoop.test.GenericTestUtils;
+import org.hdfsrdma.hadoop.DistributionPolicy.Mode;
+import org.hdfsrdma.hadoop.DistributionPolicy.Outcome;
+import org.hdfsrdma.hadoop.DistributionPolicy.Reach;
+import org.hdfsrdma.hadoop.ProcessCluster.DataNodeProcess;
+import org.hdfsrdma.ucx.TransportReport;
+import org.hdfsrdma.ucx.UcxLibrary;
+import org.junit.After;
+import org.junit.Test;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code dfs.client.rdma.distribution}: which pipelines fan out by get, and
+ * whether a client JVM starts UCX at all.
+ */
+public class TestDistributionPolicy {
+
+  private MiniDFSCluster cluster;
+
+  @After
+  public void tearDown() {
+    if (cluster != null) {
+      cluster.shutdown();
+    }
+    UcxRuntime.shutdown();
+  }
+
+  private static String lane(int i, String transport, String roles) {
+    return "lane[" + i + "]:  8:" + transport + "/dev.0 md[4]     -> md[4]/"
+        + transport + "/sysdev[255] " + roles + "\n";
+  }
+
+  /** The lanes UCX reports decide, and the mode decides what they allow. */
+  @Test(timeout = 10_000)
+  public void testOnlyOneSidedLanesFanOutInAuto() {
+    assertEquals(Reach.EMULATED, DistributionPolicy.reachOf(
+        TransportReport.parse(lane(0, "tcp", "rma_bw#0 am"))));
+    assertEquals(Reach.ONE_SIDED, DistributionPolicy.reachOf(
+        TransportReport.parse(lane(0, "rc_mlx5", "rma_bw#0 am"))));
+    assertEquals(Reach.ONE_SIDED, DistributionPolicy.reachOf(
+        TransportReport.parse(lane(0, "dc_mlx5", "rma_bw#0")
+            + lane(1, "ud_mlx5", "am"))));
+    assertEquals(Reach.ONE_SIDED, DistributionPolicy.reachOf(
+        TransportReport.parse(lane(0, "cma", "rma_bw#0")
+            + lane(1, "sysv", "am"))));
+    assertEquals("ud alone has no RMA lane", Reach.EMULATED,
+        DistributionPolicy.reachOf(TransportReport.parse(
+            lane(0, "ud_verbs", "am am_bw"))));
+    assertEquals("one tcp RMA lane emulates some gets", Reach.EMULATED,
+        DistributionPolicy.reachOf(TransportReport.parse(
+            lane(0, "rc_verbs", "rma_bw#0") + lane(1, "tcp", "rma_bw#1"))));
+    assertEquals(Reach.EMULATED,
+        DistributionPolicy.reachOf(TransportReport.unknown()));
+
+    for (Reach r : Reach.values()) {
+      boolean oneSided = r == Reach.SHARED_MEMORY || r == Reach.ONE_SIDED;
+      assertEquals(r.toString(), oneSided,
+          DistributionPolicy.fetchesByGet(Mode.AUTO, r));
+      assertEquals(r.toString(), r != Reach.UNREACHABLE,
+          DistributionPolicy.fetchesByGet(Mode.FAN_OUT, r));
+      assertFalse(r.toString(), DistributionPolicy.fetchesByGet(Mode.TCP, r));
+    }
+
+    assertEquals(Mode.AUTO, new RdmaConf(new Configuration()).distribution());
+    assertEquals(Mode.FAN_OUT, distribution(" Fan-Out ").distribution());
+    assertEquals(Mode.TCP, distribution("tcp").distribution());
+    assertEquals("a typo falls back to auto", Mode.AUTO,
+        distribution("fanout").distribution());
+  }
+
+  private static RdmaConf distribution(String value) {
+    Configuration conf = new Configuration();
+    conf.set(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_DISTRIBUTION_KEY, value);
+    return new RdmaConf(conf);
+  }
+
+  /**
+   * DataNodes only UCX's tcp transport reaches (their UCX and the client's
+   * on tcp, as between hosts without RDMA NICs): in auto the pipeline stays
+   * on TCP without connecting, nothing is fetched by get, and the next
+   * pipeline skips the offer; forced fan-out fetches every byte by get.
+   */
+  @Test(timeout = 300_000)
+  public void testAutoKeepsPipelinesWithEmulatedGetsOnTcp() throws Exception {
+    assumeTrue("UCX unavailable: " + UcxLibrary.unavailableReason(),
+        UcxLibrary.isAvailable());
+    UcxRuntime.shutdown();
+    ProcessCluster processes = new ProcessCluster("distribution").start(2,
+        -1, ProcessCluster.Jvm.PATCHED, "dfs.rdma.ucx.tls=tcp",
+        "dfs.rdma.ucx.allow-tcp=true",
+        "dfs.datanode.rdma.allow-emulated-gets=true");
+    try {
+      Configuration conf = new Configuration();
+      conf.setBoolean(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY, true);
+      conf.set(HdfsRdmaConfigKeys.DFS_RDMA_UCX_TLS_KEY, "tcp");
+      conf.setBoolean(HdfsRdmaConfigKeys.DFS_RDMA_UCX_ALLOW_TCP_KEY, true);
+      DistributedFileSystem auto = processes.client(conf, 2);
+      byte[] data = new byte[3 * 1024 * 1024 + 5];
+      new Random(11).nextBytes(data);
+      write(auto, new Path("/auto-1"), data);
+      write(auto, new Path("/auto-2"), data);
+      UcxRuntime runtime = UcxRuntime.current();
+      assertNotNull("the DataNodes' markers let the client start UCX",
+          runtime);
+      assertEquals(2, runtime.pipelines(Outcome.TCP_EMULATED_GETS));
+      assertEquals(0, runtime.pipelines(Outcome.FAN_OUT));
+      assertEquals("no descriptor was sent", 0, runtime.dataBytesSent());
+      for (DataNodeProcess dn : processes.dataNodes()) {
+        assertEquals(0, ProcessCluster.rdmaBean(dn, "DataBytesFetched"));
+        assertEquals(2, ProcessCluster.rdmaBean(dn, "BlocksOverTcp"));
+      }
+
+      conf.set(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_DISTRIBUTION_KEY,
+          "fan-out");
+      FileSystem fanOut = FileSystem.newInstance(auto.getUri(), conf);
+      try {
+        write(fanOut, new Path("/fan-out"), data);
+      } finally {
+        fanOut.close();
+      }
+      assertEquals(1, runtime.pipelines(Outcome.FAN_OUT));
+      long fetched = 0;
+      for (DataNodeProcess dn : processes.dataNodes()) {
+        fetched += ProcessCluster.rdmaBean(dn, "DataBytesFetched");
+        assertEquals(1, ProcessCluster.rdmaBean(dn, "BlocksOverUcx"));
+      }
+      assertEquals("forced fan-out: every replica's bytes by get",
+          2L * data.length, fetched);
+      for (String p : new String[] {"/auto-1", "/auto-2", "/fan-out"}) {
+        assertArrayEquals(p, data, DFSTestUtil.readFileBuffer(auto,
+            new Path(p)));
+      }
+      auto.close();
+    } finally {
+      UcxRuntime.shutdown();
+      processes.close();
+    }
+  }
+
+  private static void write(FileSystem fs, Path path, byte[] data)
+      throws Exception {
+    try (FSDataOutputStream out = fs.create(path, (short) 2)) {
+      out.write(data);
+    }
+  }
+
+  /**
+   * A marker says "a DataNode serving UCX lives here" exactly while its
+   * process lives: a killed process leaves a stale file, which the next
+   * probe removes.
+   */
+  @Test(timeout = 120_000)
+  public void testMarkerLivesExactlyAsLongAsTheDataNodeProcess()
+      throws Exception {
+    int before = LocalDataNodeMarker.countAlive();
+    LocalDataNodeMarker own = LocalDataNodeMarker.announce();
+    try {
+      assertEquals(before + 1, LocalDataNodeMarker.countAlive());
+    } finally {
+      own.close();
+      own.close();
+    }
+    assertFalse(own.file().exists());
+    assertEquals(before, LocalDataNodeMarker.countAlive());
+
+    File ready = File.createTempFile("marker", ".ready");
+    assertTrue(ready.delete());
+    List<String> command = new ArrayList<String>();
+    command.add(System.getProperty("java.home") + "/bin/java");
+    command.add("-cp");
+    command.add(System.getProperty("surefire.test.class.path",
+        System.getProperty("java.class.path")));
+    command.add(MarkingProcess.class.getName());
+    command.add(ready.getAbsolutePath());
+    Process child = new ProcessBuilder(command).inheritIO().start();
+    try {
+      GenericTestUtils.waitFor(() -> ready.exists() || !child.isAlive(), 50,
+          60_000);
+      assertTrue("the child announced", child.isAlive());
+      assertEquals(before + 1, LocalDataNodeMarker.countAlive());
+      child.destroyForcibly();
+      assertTrue(child.waitFor(30, TimeUnit.SECONDS));
+      assertEquals("the killed process's marker is stale", before,
+          LocalDataNodeMarker.countAlive());
+      File[] left = LocalDataNodeMarker.directory().listFiles(
+          (dir, name) -> name.contains("-" + ProcessCluster.pid(child) + "-"));
+      assertEquals("and was removed", 0, left == null ? 0 : left.length);
+    } finally {
+      child.destroyForcibly();
+      ready.delete();
+    }
+  }
+
+  /** A process that holds a marker until it is killed. */
+  public static final class MarkingProcess {
+    public static void main(String[] args) throws Exception {
+      LocalDataNodeMarker marker = LocalDataNodeMarker.announce();
+      if (!new File(args[0]).createNewFile()) {
+        throw new IllegalStateException("cannot signal readiness");
+      }
+      Thread.sleep(Long.MAX_VALUE);
+      marker.close();
+    }
+  }
+
+  /**
+   * Without RDMA devices and without a DataNode serving UCX on the host,
+   * an auto client writes over TCP and never starts UCX (about 150 ms of
+   * CPU saved per JVM); a DataNode serving UCX marks the host while it
+   * runs.
+   */
+  @Test(timeout = 300_000)
+  public void testNoUcxStartWithoutRdmaDevicesOrALocalDataNode()
+      throws Exception {
+    assumeFalse("this host has RDMA devices",
+        DistributionPolicy.rdmaDevicesPresent());
+    assumeTrue("another DataNode serves UCX on this host",
+        LocalDataNodeMarker.countAlive() == 0);
+    UcxRuntime.shutdown();
+    Configuration conf = new Configuration();
+    conf.set(DFSConfigKeys.DFS_DATANODE_PLUGINS_KEY,
+        UcxDataNodePlugin.class.getName());
+    conf.setBoolean(HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ENABLED_KEY, false);
+    conf.setBoolean(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY, true);
+    RdmaConf rdma = new RdmaConf(conf);
+    assertNotNull(DistributionPolicy.reasonNotToStart(rdma));
+    assertNull("fan-out is the operator's word",
+        DistributionPolicy.reasonNotToStart(distribution("fan-out")));
+    assertNotNull(DistributionPolicy.reasonNotToStart(distribution("tcp")));
+
+    UcxRuntime.forgetLogged("client-not-started");
+    GenericTestUtils.LogCapturer log = GenericTestUtils.LogCapturer
+        .captureLogs(LoggerFactory.getLogger(UcxRuntime.class));
+    try {
+      cluster = new MiniDFSCluster.Builder(conf).numDataNodes(1).build();
+      cluster.waitActive();
+      byte[] data = new byte[1024 * 1024 + 3];
+      new Random(12).nextBytes(data);
+      DistributedFileSystem fs = cluster.getFileSystem();
+      try (FSDataOutputStream out = fs.create(new Path("/tcp"), (short) 1)) {
+        out.write(data);
+      }
+      assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs,
+          new Path("/tcp")));
+      assertNull("UCX was not started", UcxRuntime.current());
+      assertTrue(log.getOutput(), log.getOutput().contains(
+          "UCX not started, writes use Hadoop's TCP pipeline"));
+      cluster.shutdown();
+
+      conf.setBoolean(HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ENABLED_KEY, true);
+      cluster = new MiniDFSCluster.Builder(conf).numDataNodes(2).build();
+      cluster.waitActive();
+      assertEquals("each DataNode serving UCX marks the host", 2,
+          LocalDataNodeMarker.countAlive());
+      assertNull(DistributionPolicy.reasonNotToStart(rdma));
+      cluster.shutdown();
+      cluster = null;
+      assertEquals("stopped DataNodes unmark it", 0,
+          LocalDataNodeMarker.countAlive());
+    } finally {
+      log.stopCapturing();
+    }
+  }
+}
