@@ -195,6 +195,8 @@ final class ProcessCluster implements Closeable {
         "-D", "dfs.namenode.http-address=" + httpAddress,
         "-D", "dfs.namenode.datanode.registration.ip-hostname-check=false",
         "-D", "dfs.namenode.fs-limits.min-block-size=0",
+        // Tests count replicas; a loaded machine must not drop one.
+        "-D", "dfs.namenode.replication.considerLoad=false",
         "-D", "hadoop.tmp.dir=" + new File(work, "tmp")};
     List<String> format = new ArrayList<String>();
     Collections.addAll(format, common);

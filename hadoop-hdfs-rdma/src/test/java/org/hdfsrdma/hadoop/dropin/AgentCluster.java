@@ -148,6 +148,9 @@ public final class AgentCluster implements Closeable {
             {"dfs.namenode.datanode.registration.ip-hostname-check",
                 "false"},
             {"dfs.namenode.safemode.extension", "0"},
+            // Every test counts replicas (3 per block); on a loaded machine
+            // the NameNode otherwise skips a DataNode it thinks busy.
+            {"dfs.namenode.replication.considerLoad", "false"},
             {"dfs.datanode.address", "127.0.0.1:0"},
             {"dfs.datanode.http.address", "127.0.0.1:0"},
             {"dfs.datanode.ipc.address", "127.0.0.1:0"}}));
@@ -159,7 +162,10 @@ public final class AgentCluster implements Closeable {
         + "log4j.appender.console=org.apache.log4j.ConsoleAppender\n"
         + "log4j.appender.console.layout=org.apache.log4j.PatternLayout\n"
         + "log4j.appender.console.layout.ConversionPattern="
-        + "%d{ISO8601} %-5p %c{2}: %m%n\n");
+        + "%d{ISO8601} %-5p %c{2}: %m%n\n"
+        // Why a DataNode was not chosen, should a block get fewer replicas.
+        + "log4j.logger.org.apache.hadoop.hdfs.server.blockmanagement"
+        + ".BlockPlacementPolicy=DEBUG\n");
     try {
       Process format = start("format", agentOptions(), daemonClassPath(),
           "org.apache.hadoop.hdfs.server.namenode.NameNode", "-format",
