@@ -43,6 +43,7 @@ import json
 import math
 import os
 import platform
+import random
 import re
 import shlex
 import shutil
@@ -382,12 +383,35 @@ class ContextSwitches:
         return vol, inv
 
 
-def free_ports(n):
-    socks = []
+def ephemeral_low():
+    """The low end of the kernel's ephemeral port range, or 0."""
     try:
-        for _ in range(n):
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def free_ports(n):
+    """n distinct free ports on 127.0.0.1, below the ephemeral range where
+    it can be read: a DataNode started beside its NameNode connects to the
+    NameNode's port before it listens, and a source port from that range
+    can be the same port (a TCP self-connection), which then holds it."""
+    socks = []
+    low = ephemeral_low()
+    rng = random.Random()
+    try:
+        tries = 0
+        while len(socks) < n:
             s = socket.socket()
-            s.bind(("127.0.0.1", 0))
+            port = rng.randrange(10000, low) if low > 11000 and tries < 1000 \
+                else 0
+            tries += 1
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                s.close()
+                continue
             socks.append(s)
         return [s.getsockname()[1] for s in socks]
     finally:

@@ -6,7 +6,6 @@ import static org.junit.Assert.fail;
 import java.io.Closeable;
 import java.io.File;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -24,6 +23,7 @@ import org.apache.hadoop.hdfs.DistributedFileSystem;
 import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
 import org.apache.hadoop.hdfs.protocol.HdfsConstants.DatanodeReportType;
 import org.apache.hadoop.test.GenericTestUtils;
+import org.hdfsrdma.hadoop.FreePorts;
 import org.hdfsrdma.hadoop.tools.DataNodeBean;
 
 /**
@@ -104,9 +104,7 @@ public final class AgentCluster implements Closeable {
   }
 
   static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
+    return FreePorts.next();
   }
 
   static String xml(String[][] properties) {
