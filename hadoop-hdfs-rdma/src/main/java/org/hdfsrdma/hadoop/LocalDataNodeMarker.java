@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.StandardCopyOption;
@@ -102,8 +103,10 @@ public final class LocalDataNodeMarker implements Closeable {
 
   /**
    * The live markers of this host and user; removes stale ones on the way.
+   * One probe at a time in a JVM: two threads' locks on one file overlap
+   * (Java refuses the second), and writers probe as their streams open.
    */
-  public static int countAlive() {
+  public static synchronized int countAlive() {
     File[] files = directory().listFiles();
     if (files == null) {
       return 0;
@@ -130,6 +133,8 @@ public final class LocalDataNodeMarker implements Closeable {
       probe.release();
       Files.deleteIfExists(f.toPath());
       return false;
+    } catch (OverlappingFileLockException e) {
+      return true; // this JVM holds it
     } catch (IOException e) {
       return false; // gone meanwhile, or not ours to open
     }

@@ -13,6 +13,9 @@ import java.io.File;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.hadoop.conf.Configuration;
@@ -203,6 +206,20 @@ public class TestDistributionPolicy {
           60_000);
       assertTrue("the child announced", child.isAlive());
       assertEquals(before + 1, LocalDataNodeMarker.countAlive());
+      // Writers probe as their streams open, several threads at once (a
+      // Spark executor's tasks): no probe may fail a write.
+      ExecutorService writers = Executors.newFixedThreadPool(4);
+      try {
+        List<Future<Integer>> probes = new ArrayList<Future<Integer>>();
+        for (int i = 0; i < 400; i++) {
+          probes.add(writers.submit(LocalDataNodeMarker::countAlive));
+        }
+        for (Future<Integer> probe : probes) {
+          assertEquals(before + 1, probe.get().intValue());
+        }
+      } finally {
+        writers.shutdownNow();
+      }
       child.destroyForcibly();
       assertTrue(child.waitFor(30, TimeUnit.SECONDS));
       assertEquals("the killed process's marker is stale", before,
