@@ -30,6 +30,17 @@ public final class DistributionPolicy {
     AUTO,
     /** Fan out to every DataNode UCX reaches, emulated gets included. */
     FAN_OUT,
+    /**
+     * A chain by gets: the client feeds DataNode 1, each DataNode feeds the
+     * next from its landing buffers; every link carries each byte once.
+     */
+    CHAIN,
+    /**
+     * The client feeds the first m DataNodes
+     * ({@code dfs.client.rdma.hybrid-feeders}), each of those feeds the
+     * DataNode m places behind it.
+     */
+    HYBRID,
     /** Never UCX: the JVM does not start it for writing. */
     TCP;
 
@@ -40,6 +51,10 @@ public final class DistributionPolicy {
         return AUTO;
       case "fan-out":
         return FAN_OUT;
+      case "chain":
+        return CHAIN;
+      case "hybrid":
+        return HYBRID;
       case "tcp":
         return TCP;
       default:
@@ -62,8 +77,12 @@ public final class DistributionPolicy {
 
   /** What became of one pipeline, as counted in the metrics. */
   public enum Outcome {
-    /** Every DataNode fetched by get. */
+    /** Every DataNode fetched by get from the client. */
     FAN_OUT("pipelines-fan-out"),
+    /** Every DataNode fetched by get, each from the one before it. */
+    CHAIN("pipelines-chain"),
+    /** The first m DataNodes fetched from the client, the rest from them. */
+    HYBRID("pipelines-hybrid"),
     /** TCP, because some DataNode's gets would have been emulated. */
     TCP_EMULATED_GETS("pipelines-tcp-emulated-gets"),
     /** TCP, because UCX could not reach some DataNode. */
@@ -134,12 +153,42 @@ public final class DistributionPolicy {
   public static boolean fetchesByGet(Mode mode, Reach reach) {
     switch (mode) {
     case FAN_OUT:
+    case CHAIN:
+    case HYBRID:
       return reach != Reach.UNREACHABLE;
     case AUTO:
       return reach == Reach.SHARED_MEMORY || reach == Reach.ONE_SIDED;
     default:
       return false;
     }
+  }
+
+  /**
+   * How many DataNodes of a pipeline of {@code nodes} the client feeds
+   * itself under {@code mode}, as the offer carries it
+   * ({@link UcxWireFields.WriteRequest#feeders}): 0 for all (fan-out), 1
+   * for a chain, {@code hybridFeeders} for a hybrid, where a hybrid as wide
+   * as the pipeline is a fan-out.
+   */
+  public static int feeders(Mode mode, int nodes, int hybridFeeders) {
+    int m;
+    switch (mode) {
+    case CHAIN:
+      m = 1;
+      break;
+    case HYBRID:
+      m = hybridFeeders;
+      break;
+    default:
+      return 0;
+    }
+    return m >= nodes ? 0 : m;
+  }
+
+  /** What a pipeline fed by {@code feeders} DataNodes counts as. */
+  public static Outcome outcomeOf(int feeders) {
+    return feeders == 0 ? Outcome.FAN_OUT
+        : feeders == 1 ? Outcome.CHAIN : Outcome.HYBRID;
   }
 
   /** Whether this host has an RDMA device (what UCX's rc/dc/ud would use). */
@@ -162,6 +211,8 @@ public final class DistributionPolicy {
     case TCP:
       return HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_DISTRIBUTION_KEY + " is tcp";
     case FAN_OUT:
+    case CHAIN:
+    case HYBRID:
       return null;
     default:
       break;

@@ -87,6 +87,12 @@ public final class HdfsRdmaMetrics implements MetricsSource {
   @Metric("Data bytes (checksums excluded) this JVM's DataNodes fetched"
       + " over UCX")
   MutableCounterLong dataBytesFetched;
+  @Metric("Of those, data bytes fetched from the DataNode feeding them"
+      + " (chain, hybrid) rather than from the client")
+  MutableCounterLong dataBytesFetchedFromDataNodes;
+  @Metric("Data bytes this JVM's DataNodes offered the DataNode they feed"
+      + " (chain, hybrid)")
+  MutableCounterLong dataBytesForwarded;
   @Metric("Packets this JVM's DataNodes fetched over UCX")
   MutableCounterLong packetsFetched;
   @Metric("Client block replicas received with their packets over UCX")
@@ -118,8 +124,15 @@ public final class HdfsRdmaMetrics implements MetricsSource {
   @Metric("Client packet buffer requests that timed out (those packets went"
       + " on the heap, over TCP)")
   MutableCounterLong clientPoolTimeouts;
-  @Metric("Client pipelines whose DataNodes all fetched by one-sided get")
+  @Metric("Client pipelines whose DataNodes all fetched by get from the"
+      + " client")
   MutableCounterLong pipelinesFanOut;
+  @Metric("Client pipelines where each DataNode fetched by get from the one"
+      + " before it")
+  MutableCounterLong pipelinesChain;
+  @Metric("Client pipelines where the client fed the first DataNodes and"
+      + " those fed the rest")
+  MutableCounterLong pipelinesHybrid;
   @Metric("Client pipelines left on TCP because some DataNode's gets would"
       + " have been emulated by the client's CPU (UCX over tcp)")
   MutableCounterLong pipelinesTcpEmulatedGets;
@@ -205,7 +218,12 @@ public final class HdfsRdmaMetrics implements MetricsSource {
     advance(dataBytesSent, runtime.dataBytesSent());
     advance(clientConnects, runtime.endpointConnects());
     advance(queuedSends, runtime.queuedSends());
+    advance(dataBytesFetchedFromDataNodes,
+        runtime.totalFetchedFromDataNodes());
+    advance(dataBytesForwarded, runtime.totalForwarded());
     advance(pipelinesFanOut, runtime.pipelines(Outcome.FAN_OUT));
+    advance(pipelinesChain, runtime.pipelines(Outcome.CHAIN));
+    advance(pipelinesHybrid, runtime.pipelines(Outcome.HYBRID));
     advance(pipelinesTcpEmulatedGets,
         runtime.pipelines(Outcome.TCP_EMULATED_GETS));
     advance(pipelinesTcpUnreachable,

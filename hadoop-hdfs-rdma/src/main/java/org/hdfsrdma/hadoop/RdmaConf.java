@@ -22,6 +22,7 @@ public final class RdmaConf {
   final long clientUnreachableRetryMs;
   final boolean clientTimers;
   final DistributionPolicy.Mode distribution;
+  final int hybridFeeders;
 
   // DataNode.
   final boolean dataNodeEnabled;
@@ -62,10 +63,20 @@ public final class RdmaConf {
     if (parsed == null) {
       UcxRuntime.warnOnce("distribution " + mode, "hdfs-rdma: "
           + DFS_CLIENT_RDMA_DISTRIBUTION_KEY + "=" + mode + " is none of"
-          + " auto, fan-out, tcp; using auto");
+          + " auto, fan-out, chain, hybrid, tcp; using auto");
       parsed = DistributionPolicy.Mode.AUTO;
     }
     distribution = parsed;
+    int feeders = conf.getInt(DFS_CLIENT_RDMA_HYBRID_FEEDERS_KEY,
+        DFS_CLIENT_RDMA_HYBRID_FEEDERS_DEFAULT);
+    if (feeders < 1 || feeders > UcxWireFields.WriteRequest.FEEDERS_MASK) {
+      UcxRuntime.warnOnce("hybrid-feeders " + feeders, "hdfs-rdma: "
+          + DFS_CLIENT_RDMA_HYBRID_FEEDERS_KEY + "=" + feeders + " is outside"
+          + " 1.." + UcxWireFields.WriteRequest.FEEDERS_MASK + "; using "
+          + DFS_CLIENT_RDMA_HYBRID_FEEDERS_DEFAULT);
+      feeders = DFS_CLIENT_RDMA_HYBRID_FEEDERS_DEFAULT;
+    }
+    hybridFeeders = feeders;
 
     dataNodeEnabled = conf.getBoolean(DFS_DATANODE_RDMA_ENABLED_KEY,
         DFS_DATANODE_RDMA_ENABLED_DEFAULT);
@@ -141,6 +152,11 @@ public final class RdmaConf {
 
   public long bufferWaitMs() {
     return clientBufferWaitMs;
+  }
+
+  /** DataNodes a hybrid pipeline's client feeds itself. */
+  public int hybridFeeders() {
+    return hybridFeeders;
   }
 
   /** How the client distributes pipelines (dfs.client.rdma.distribution). */

@@ -46,6 +46,12 @@ import org.slf4j.LoggerFactory;
  * the checksum and data slices are reused while packets keep their size:
  * nothing is allocated per packet.
  *
+ * <p>In a chain or hybrid pipeline this DataNode may feed another
+ * ({@link PacketForwarder}): then every packet is fetched into a landing
+ * buffer, which is offered downstream where Hadoop would mirror the packet
+ * ({@link #mirrorPacketTo}) and stays leased until the mirror's ack
+ * ({@link #downstreamAcked}).
+ *
  * <p>While waiting it watches the block's socket, which carries no packet
  * bytes on the UCX path: end of stream means the client gave up the
  * pipeline (fail now, as a socket read would), and packet bytes before any
@@ -144,6 +150,11 @@ public class UcxPacketReceiver extends PacketReceiver {
   private int slicedChecksumLength = -1;
   private int slicedDataLength = -1;
   private UcxConnections.Connection connection;
+  /** The DataNode this one feeds (chain, hybrid), or null. */
+  private PacketForwarder forwarder;
+  /** The current packet's landing buffer, until offered downstream. */
+  private long toForward = RegisteredBufferPool.NO_LEASE;
+  private int forwardChecksumLength;
   private boolean sawLastPacket;
   private long packetsReceived;
   private long bytesFetched;
@@ -214,6 +225,27 @@ public class UcxPacketReceiver extends PacketReceiver {
   @Override
   public ByteBuffer getChecksumSlice() {
     return overSocket != null ? overSocket.getChecksumSlice() : checksums;
+  }
+
+  /**
+   * Makes this DataNode feed another with the block's packets (chain,
+   * hybrid); before the first packet.
+   */
+  public void feed(PacketForwarder f) {
+    this.forwarder = f;
+  }
+
+  /**
+   * BlockReceiver's PacketResponder read its mirror's ack for {@code seqno}
+   * (hook): landing buffers offered downstream up to it are free.
+   */
+  public static void downstreamAcked(PacketReceiver receiver, long seqno) {
+    if (receiver instanceof UcxPacketReceiver) {
+      PacketForwarder f = ((UcxPacketReceiver) receiver).forwarder;
+      if (f != null) {
+        f.acked(seqno);
+      }
+    }
   }
 
   /** Packet bytes (checksums and data) this receiver fetched over UCX. */
@@ -311,6 +343,7 @@ public class UcxPacketReceiver extends PacketReceiver {
       throw new IOException("received a packet after the last packet of "
           + session.description());
     }
+    releaseUnforwarded();
     if (count == 0) {
       if (!awaitDescriptor(in)) {
         return true;
@@ -333,8 +366,10 @@ public class UcxPacketReceiver extends PacketReceiver {
     if (length > 0) {
       fetch(entry, length);
       bytesFetched += length;
-      runtime.countFetched(dataNode, dataLength);
+      runtime.countFetched(dataNode, dataLength,
+          (descriptor.flags() & PacketDescriptor.FLAG_FORWARDED) != 0);
     }
+    forwardChecksumLength = checksumLength;
     if (checksumLength != slicedChecksumLength
         || dataLength != slicedDataLength) {
       checksums = ByteBuffer.wrap(packet, 0, checksumLength).slice();
@@ -378,7 +413,18 @@ public class UcxPacketReceiver extends PacketReceiver {
       }
       reader.limit(reader.capacity());
       reader.position((int) (descriptor.address() - region.base()));
-      reader.get(packet, 0, length);
+      if (forwarder == null) {
+        reader.get(packet, 0, length);
+      } else {
+        // The DataNode fed next reads the packet from this one's memory.
+        long token = leaseLanding();
+        ByteBuffer landed = runtime.landingPool().buffer(token);
+        landed.clear();
+        reader.limit(reader.position() + length);
+        landed.put(reader).flip();
+        landed.get(packet, 0, length);
+        toForward = token;
+      }
       if (times != null) {
         times.add(Phase.COPY, System.nanoTime() - copyFrom);
       }
@@ -414,8 +460,14 @@ public class UcxPacketReceiver extends PacketReceiver {
       if (times != null) {
         times.add(Phase.COPY, System.nanoTime() - copyFrom);
       }
+      if (forwarder != null) {
+        toForward = token;
+        token = RegisteredBufferPool.NO_LEASE;
+      }
     } finally {
-      landing.release(token);
+      if (token != RegisteredBufferPool.NO_LEASE) {
+        landing.release(token);
+      }
     }
   }
 
@@ -485,14 +537,27 @@ public class UcxPacketReceiver extends PacketReceiver {
   private void startGet(int entry, RemoteRegion region, int length)
       throws IOException {
     UcxEndpoint back = endpointBack();
+    long token = leaseLanding();
+    landingTokens[entry] = token;
+    region.startGet(back, descriptor.address(),
+        runtime.landingPool().address(token), length, gets.address(entry));
+  }
+
+  private long leaseLanding() throws IOException {
     RegisteredBufferPool landing = runtime.landingPool();
     long token = landing.tryAcquire();
     if (token == RegisteredBufferPool.NO_LEASE) {
       token = landing.acquire(timeoutMs);
     }
-    landingTokens[entry] = token;
-    region.startGet(back, descriptor.address(), landing.address(token),
-        length, gets.address(entry));
+    return token;
+  }
+
+  /** A packet's landing buffer that was not offered downstream. */
+  private void releaseUnforwarded() {
+    if (toForward != RegisteredBufferPool.NO_LEASE) {
+      runtime.landingPool().release(toForward);
+      toForward = RegisteredBufferPool.NO_LEASE;
+    }
   }
 
   /**
@@ -548,11 +613,24 @@ public class UcxPacketReceiver extends PacketReceiver {
     return true;
   }
 
-  /** Every DataNode fetches from the client itself: nothing to forward. */
+  /**
+   * Where Hadoop mirrors a packet: a DataNode that feeds another offers it
+   * the packet's landing buffer; otherwise nothing (the DataNodes behind
+   * fetch from the client). A failure here is a failed mirror to Hadoop,
+   * as a failed socket write is.
+   */
   @Override
   public void mirrorPacketTo(DataOutputStream mirrorOut) throws IOException {
     if (overSocket != null) {
       overSocket.mirrorPacketTo(mirrorOut);
+      return;
+    }
+    if (forwarder != null) {
+      long token = toForward;
+      toForward = RegisteredBufferPool.NO_LEASE;
+      forwarder.forward(header.seqno, header.offsetInBlock,
+          header.lastPacketInBlock, header.syncBlock, forwardChecksumLength,
+          header.dataLen, token);
     }
   }
 
@@ -588,6 +666,10 @@ public class UcxPacketReceiver extends PacketReceiver {
         landingTokens[i] = RegisteredBufferPool.NO_LEASE;
       }
     } finally {
+      releaseUnforwarded();
+      if (forwarder != null) {
+        forwarder.close();
+      }
       worker.unregisterDriver(driver);
       session.close();
       UcxConnections.unbound(connection);

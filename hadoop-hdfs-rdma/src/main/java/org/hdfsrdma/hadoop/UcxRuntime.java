@@ -96,6 +96,12 @@ public final class UcxRuntime implements Closeable {
       new AtomicLong[DistributionPolicy.Outcome.values().length];
   private final ConcurrentHashMap<String, AtomicLong> dataBytesFetched =
       new ConcurrentHashMap<String, AtomicLong>();
+  /** Of those, the bytes fetched from another DataNode (chain, hybrid). */
+  private final ConcurrentHashMap<String, AtomicLong> fetchedFromDataNodes =
+      new ConcurrentHashMap<String, AtomicLong>();
+  /** Data bytes a DataNode offered the next one from its landing buffers. */
+  private final ConcurrentHashMap<String, AtomicLong> dataBytesForwarded =
+      new ConcurrentHashMap<String, AtomicLong>();
   private final Set<UcxEndpoint> transportsNoted =
       Collections.newSetFromMap(new ConcurrentHashMap<UcxEndpoint, Boolean>());
   private final Set<String> transportsSeen =
@@ -154,9 +160,13 @@ public final class UcxRuntime implements Closeable {
         workerAddress);
     this.connections = new UcxConnections(w, conf.clientConnectTimeoutMs,
         conf.dataNodeUnboundConnectionTimeoutMs);
+    // A client, or a DataNode feeding the next (chain), in this very JVM
+    // (MiniDFSCluster) exposes these; no other memory of this process.
     this.regionPolicy = new RemoteRegion.Policy(shmid -> {
-      RegisteredBufferPool p = clientPool;
-      return p != null && p.ownsSegment(shmid);
+      RegisteredBufferPool c = clientPool;
+      RegisteredBufferPool l = landingPool;
+      return c != null && c.ownsSegment(shmid)
+          || l != null && l.ownsSegment(shmid);
     }, conf.dataNodeAllowEmulatedGets);
     this.directRegions = CacheBuilder.newBuilder()
         .expireAfterAccess(REGION_IDLE_SECONDS, TimeUnit.SECONDS)
@@ -537,33 +547,101 @@ public final class UcxRuntime implements Closeable {
     return conf.dataNodeTimers ? phaseTimes : null;
   }
 
-  /** Data bytes a DataNode of this JVM fetched over UCX, in one packet. */
-  public void countFetched(String dataNode, long dataBytes) {
+  /**
+   * Data bytes a DataNode of this JVM fetched over UCX, in one packet, from
+   * the client or ({@code fromDataNode}) from the DataNode feeding it.
+   */
+  public void countFetched(String dataNode, long dataBytes,
+      boolean fromDataNode) {
     packetsFetched.incrementAndGet();
-    AtomicLong counter = dataBytesFetched.get(dataNode);
-    if (counter == null) {
-      dataBytesFetched.putIfAbsent(dataNode, new AtomicLong());
-      counter = dataBytesFetched.get(dataNode);
+    add(dataBytesFetched, dataNode, dataBytes);
+    if (fromDataNode) {
+      add(fetchedFromDataNodes, dataNode, dataBytes);
     }
-    counter.addAndGet(dataBytes);
   }
 
-  /** Data bytes fetched over UCX, by DataNode transfer address. */
-  public Map<String, Long> dataBytesFetched() {
+  /** Data bytes a DataNode of this JVM offered the next one, one packet. */
+  public void countForwarded(String dataNode, long dataBytes) {
+    add(dataBytesForwarded, dataNode, dataBytes);
+  }
+
+  private static void add(ConcurrentHashMap<String, AtomicLong> counters,
+      String key, long n) {
+    AtomicLong counter = counters.get(key);
+    if (counter == null) {
+      counters.putIfAbsent(key, new AtomicLong());
+      counter = counters.get(key);
+    }
+    counter.addAndGet(n);
+  }
+
+  private static Map<String, Long> snapshot(
+      ConcurrentHashMap<String, AtomicLong> counters) {
     Map<String, Long> copy = new TreeMap<String, Long>();
-    for (Map.Entry<String, AtomicLong> e : dataBytesFetched.entrySet()) {
+    for (Map.Entry<String, AtomicLong> e : counters.entrySet()) {
       copy.put(e.getKey(), e.getValue().get());
     }
     return copy;
   }
 
+  private static long sum(ConcurrentHashMap<String, AtomicLong> counters) {
+    long total = 0;
+    for (AtomicLong n : counters.values()) {
+      total += n.get();
+    }
+    return total;
+  }
+
+  /** Data bytes fetched over UCX, by DataNode transfer address. */
+  public Map<String, Long> dataBytesFetched() {
+    return snapshot(dataBytesFetched);
+  }
+
+  /**
+   * Of {@link #dataBytesFetched}, what each DataNode fetched from the
+   * DataNode feeding it (chain, hybrid) rather than from the client.
+   */
+  public Map<String, Long> dataBytesFetchedFromDataNodes() {
+    return snapshot(fetchedFromDataNodes);
+  }
+
+  /** Data bytes each DataNode offered the DataNode it feeds. */
+  public Map<String, Long> dataBytesForwarded() {
+    return snapshot(dataBytesForwarded);
+  }
+
   /** Data bytes fetched over UCX, all of this JVM's DataNodes together. */
   long totalFetched() {
-    long fetched = 0;
-    for (long n : dataBytesFetched().values()) {
-      fetched += n;
+    return sum(dataBytesFetched);
+  }
+
+  /** Of those, the bytes fetched from other DataNodes. */
+  long totalFetchedFromDataNodes() {
+    return sum(fetchedFromDataNodes);
+  }
+
+  /** Data bytes this JVM's DataNodes offered the DataNodes they feed. */
+  long totalForwarded() {
+    return sum(dataBytesForwarded);
+  }
+
+  /**
+   * Returns landing buffers to their pool after {@code delayMs}: buffers a
+   * DataNode fed the next one from and gave up before that one's ack, which
+   * may still be fetching from them (a get cannot be called back).
+   */
+  void releaseLater(final RegisteredBufferPool pool, final long[] tokens,
+      long delayMs) {
+    Runnable release = () -> {
+      for (long t : tokens) {
+        pool.release(t);
+      }
+    };
+    try {
+      maintenance.schedule(release, delayMs, TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.RejectedExecutionException closing) {
+      // The runtime is closing, and the pool with it.
     }
-    return fetched;
   }
 
   /** Once a second: idle connections, idle regions. */
@@ -583,7 +661,10 @@ public final class UcxRuntime implements Closeable {
    */
   void reportTotals() {
     String line = "ucx-data-bytes-sent=" + dataBytesSent() + " "
-        + "ucx-data-bytes-fetched=" + totalFetched() + " transports="
+        + "ucx-data-bytes-fetched=" + totalFetched()
+        + " ucx-data-bytes-fetched-from-datanodes="
+        + totalFetchedFromDataNodes() + " ucx-data-bytes-forwarded="
+        + totalForwarded() + " transports="
         + String.join(";", transportsSeen).replace(' ', '_')
         + " blocks-over-ucx=" + blocksOverUcx() + " blocks-over-tcp="
         + blocksOverTcp() + " packets-fetched=" + packetsFetched.get()

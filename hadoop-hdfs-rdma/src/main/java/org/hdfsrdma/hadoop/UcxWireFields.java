@@ -140,7 +140,11 @@ public final class UcxWireFields {
    *  +-------------------------------+ 24
    * </pre>
    * {@code packetSize} is the client's write packet size (positive); the
-   * nonce feeds {@link UcxWireFields#sessionId}.
+   * nonce feeds {@link UcxWireFields#sessionId}. The low four bits of
+   * {@code flags} are the pipeline's feeders m ({@link #feeders}): 0, the
+   * client feeds every DataNode (fan-out); otherwise it feeds DataNodes 1..m
+   * and DataNode k feeds DataNode k+m from its own landing buffers (m = 1 is
+   * a chain). Other flag bits are reserved, 0.
    */
   public static final class WriteRequest {
 
@@ -154,6 +158,8 @@ public final class UcxWireFields {
     public static final int NONCE_LENGTH = 16;
     /** Length of the version 2 payload in bytes. */
     public static final int ENCODED_LENGTH = 8 + NONCE_LENGTH;
+    /** The flag bits that hold the pipeline's feeders. */
+    public static final int FEEDERS_MASK = 0xf;
 
     private final int version;
     private final byte[] nonce;
@@ -221,6 +227,14 @@ public final class UcxWireFields {
 
     public int getFlags() {
       return flags;
+    }
+
+    /**
+     * How many DataNodes the client feeds itself: 0 for all of them
+     * (fan-out); m for the first m, each DataNode k then feeding k+m.
+     */
+    public int feeders() {
+      return flags & FEEDERS_MASK;
     }
 
     /** @return the payload described on this class */

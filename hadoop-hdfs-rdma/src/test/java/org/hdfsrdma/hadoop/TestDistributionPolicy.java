@@ -96,6 +96,41 @@ public class TestDistributionPolicy {
         distribution("fanout").distribution());
   }
 
+  /** How many DataNodes the client feeds, as the offer carries it. */
+  @Test(timeout = 10_000)
+  public void testFeedersOfEachShape() throws Exception {
+    assertEquals(Mode.CHAIN, distribution("chain").distribution());
+    assertEquals(Mode.HYBRID, distribution(" Hybrid").distribution());
+    assertEquals(0, DistributionPolicy.feeders(Mode.AUTO, 3, 2));
+    assertEquals(0, DistributionPolicy.feeders(Mode.FAN_OUT, 3, 2));
+    assertEquals(1, DistributionPolicy.feeders(Mode.CHAIN, 3, 2));
+    assertEquals("one DataNode: nothing to chain", 0,
+        DistributionPolicy.feeders(Mode.CHAIN, 1, 2));
+    assertEquals(2, DistributionPolicy.feeders(Mode.HYBRID, 4, 2));
+    assertEquals("as wide as the pipeline: a fan-out", 0,
+        DistributionPolicy.feeders(Mode.HYBRID, 2, 2));
+    assertEquals(Outcome.FAN_OUT, DistributionPolicy.outcomeOf(0));
+    assertEquals(Outcome.CHAIN, DistributionPolicy.outcomeOf(1));
+    assertEquals(Outcome.HYBRID, DistributionPolicy.outcomeOf(3));
+    for (Reach r : Reach.values()) {
+      assertEquals(r != Reach.UNREACHABLE,
+          DistributionPolicy.fetchesByGet(Mode.CHAIN, r));
+    }
+
+    Configuration conf = new Configuration();
+    conf.setInt(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_HYBRID_FEEDERS_KEY, 3);
+    assertEquals(3, new RdmaConf(conf).hybridFeeders());
+    conf.setInt(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_HYBRID_FEEDERS_KEY, 16);
+    assertEquals("outside what the offer carries: the default",
+        HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_HYBRID_FEEDERS_DEFAULT,
+        new RdmaConf(conf).hybridFeeders());
+
+    UcxWireFields.WriteRequest request =
+        UcxWireFields.WriteRequest.create(65536, 2);
+    assertEquals(2, UcxWireFields.WriteRequest.decode(request.encode())
+        .feeders());
+  }
+
   private static RdmaConf distribution(String value) {
     Configuration conf = new Configuration();
     conf.set(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_DISTRIBUTION_KEY, value);

@@ -79,8 +79,13 @@ public final class PacketDescriptor {
   public static final byte FLAG_LAST_PACKET_IN_BLOCK = 0x1;
   /** The writer asked for the packet to be synced to disk (hsync). */
   public static final byte FLAG_SYNC_BLOCK = 0x2;
+  /**
+   * The packet lies in the landing buffers of the DataNode before the
+   * getter in a chain, not in the client's memory (for the counters).
+   */
+  public static final byte FLAG_FORWARDED = 0x4;
   private static final int KNOWN_FLAGS =
-      FLAG_LAST_PACKET_IN_BLOCK | FLAG_SYNC_BLOCK;
+      FLAG_LAST_PACKET_IN_BLOCK | FLAG_SYNC_BLOCK | FLAG_FORWARDED;
 
   private final CRC32 crc = new CRC32();
   private ByteBuffer buffer;

@@ -2,17 +2,13 @@ package org.apache.hadoop.hdfs;
 
 import java.io.DataOutputStream;
 import java.io.IOException;
-import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
 
 import org.apache.hadoop.classification.InterfaceAudience;
 import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
@@ -21,12 +17,14 @@ import org.apache.hadoop.hdfs.protocol.datatransfer.PacketHeader;
 import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.BlockOpResponseProto;
 import org.apache.hadoop.hdfs.security.token.block.BlockTokenIdentifier;
 import org.apache.hadoop.security.token.Token;
+import org.hdfsrdma.hadoop.AnnouncedRegions;
 import org.hdfsrdma.hadoop.DistributionPolicy;
 import org.hdfsrdma.hadoop.DistributionPolicy.Mode;
 import org.hdfsrdma.hadoop.DistributionPolicy.Outcome;
 import org.hdfsrdma.hadoop.DistributionPolicy.Reach;
 import org.hdfsrdma.hadoop.PacketPhaseTimes;
 import org.hdfsrdma.hadoop.RdmaConf;
+import org.hdfsrdma.hadoop.SendMemory;
 import org.hdfsrdma.hadoop.UcxRuntime;
 import org.hdfsrdma.hadoop.UcxWireFields;
 import org.hdfsrdma.hadoop.UcxWireFields.CommitEntry;
@@ -37,7 +35,6 @@ import org.hdfsrdma.ucx.RegisteredBufferPool;
 import org.hdfsrdma.ucx.StatusSlots;
 import org.hdfsrdma.ucx.UcxEndpoint;
 import org.hdfsrdma.ucx.UcxWorker;
-import org.openucx.jucx.UcxUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -98,10 +95,6 @@ public final class UcxStreamerState {
    */
   private static final int MAX_HEARTBEATS_IN_FLIGHT = 8;
 
-  /** Polling a full DataNode queue: first pause, and the longest. */
-  private static final long MIN_SEND_PAUSE_NANOS = 20_000;
-  private static final long MAX_SEND_PAUSE_NANOS = 1_000_000;
-
   private static final UcxStreamerState OFF = new UcxStreamerState(null,
       null, null, null);
 
@@ -111,6 +104,8 @@ public final class UcxStreamerState {
   private final UcxWorker worker;
   /** The DataStreamer's error state: where a failed send is reported. */
   private final DataStreamer.ErrorState errorState;
+  /** Whether the pipeline failed already (a bad ack): stop waiting. */
+  private final java.util.function.BooleanSupplier pipelineFailed;
   private SendMemory memory;
   /**
    * Earlier send memory some of whose sends never ended (to a DataNode
@@ -130,41 +125,13 @@ public final class UcxStreamerState {
   private ExtendedBlock block;
   private long generationStamp;
   private long[] sessionIds;
+  /** The endpoints of the DataNodes this client feeds: the first ones. */
   private UcxEndpoint[] endpoints;
-  /** Per node, the pool regions announced to its session (bit per id). */
-  private long[][] announced;
+  /** How many DataNodes this client feeds; the rest are fed by those. */
+  private int fed;
+  private AnnouncedRegions announced;
   private boolean active;
   private long tcpOnlyBlockId = Long.MIN_VALUE;
-
-  /**
-   * The memory descriptors and region announcements are sent from, with
-   * the completion slot of each send: the descriptor ring (RING entries
-   * per node) and one announcement per node.
-   */
-  private static final class SendMemory {
-    final ByteBuffer ring = ByteBuffer.allocateDirect(RING * MAX_PIPELINE
-        * PacketDescriptor.LENGTH).order(ByteOrder.BIG_ENDIAN);
-    final long ringAddress = UcxUtils.getAddress(ring);
-    final StatusSlots ringStatus = new StatusSlots(RING * MAX_PIPELINE);
-    final ByteBuffer announcements = ByteBuffer.allocateDirect(MAX_PIPELINE
-        * RegionAnnouncement.MAX_LENGTH).order(ByteOrder.BIG_ENDIAN);
-    final long announcementsAddress = UcxUtils.getAddress(announcements);
-    final StatusSlots announcementStatus = new StatusSlots(MAX_PIPELINE);
-
-    /** Whether a send from this memory has not ended yet. */
-    boolean inUse() {
-      return anyInProgress(ringStatus) || anyInProgress(announcementStatus);
-    }
-
-    private static boolean anyInProgress(StatusSlots slots) {
-      for (int i = 0; i < slots.count(); i++) {
-        if (slots.inProgress(i)) {
-          return true;
-        }
-      }
-      return false;
-    }
-  }
 
   private UcxStreamerState(UcxRuntime runtime, RdmaConf conf,
       RegisteredBufferPool pool, DataStreamer.ErrorState errorState) {
@@ -172,8 +139,11 @@ public final class UcxStreamerState {
     this.conf = conf;
     this.pool = pool;
     this.errorState = errorState;
+    this.pipelineFailed = errorState == null ? () -> false
+        : errorState::hasError;
     this.worker = runtime == null ? null : runtime.worker();
-    this.memory = runtime == null ? null : new SendMemory();
+    this.memory = runtime == null ? null
+        : new SendMemory(RING, MAX_PIPELINE);
   }
 
   /**
@@ -250,7 +220,10 @@ public final class UcxStreamerState {
         return out;
       }
     }
-    request = WriteRequest.create(packetSize, 0);
+    int feeders = DistributionPolicy.feeders(conf.distribution(),
+        pipeline.length, conf.hybridFeeders());
+    request = WriteRequest.create(packetSize, feeders);
+    fed = feeders == 0 ? pipeline.length : feeders;
     nodes = pipeline.clone();
     block = new ExtendedBlock(pipelineBlock);
     generationStamp = newGS;
@@ -292,8 +265,8 @@ public final class UcxStreamerState {
       return;
     }
     Mode mode = conf.distribution();
-    Reach[] reach = new Reach[nodes.length];
-    for (int i = 0; i < nodes.length; i++) {
+    Reach[] reach = new Reach[fed];
+    for (int i = 0; i < fed; i++) {
       CommitEntry c = commits.get(i);
       reach[i] = DistributionPolicy.reachBeforeConnect(runtime,
           c.getHostId(), c.getUid());
@@ -313,15 +286,15 @@ public final class UcxStreamerState {
     }
     // Connect to all at once: set-up time counts for small files.
     List<CompletableFuture<UcxEndpoint>> pending =
-        new ArrayList<CompletableFuture<UcxEndpoint>>(nodes.length);
-    for (int i = 0; i < nodes.length; i++) {
+        new ArrayList<CompletableFuture<UcxEndpoint>>(fed);
+    for (int i = 0; i < fed; i++) {
       pending.add(runtime.connect(commits.get(i).getWorkerAddress(),
           nodes[i].getXferAddr()));
     }
-    UcxEndpoint[] connected = new UcxEndpoint[nodes.length];
+    UcxEndpoint[] connected = new UcxEndpoint[fed];
     long deadline = System.nanoTime()
         + TimeUnit.MILLISECONDS.toNanos(conf.connectTimeoutMs());
-    for (int i = 0; i < nodes.length; i++) {
+    for (int i = 0; i < fed; i++) {
       try {
         connected[i] = pending.get(i).get(Math.max(0,
             deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
@@ -337,7 +310,7 @@ public final class UcxStreamerState {
     for (UcxEndpoint e : connected) {
       runtime.noteConnected(e);
     }
-    for (int i = 0; i < nodes.length; i++) {
+    for (int i = 0; i < fed; i++) {
       // What UCX chose for the connection decides, not what the transports
       // promised: a peer without RDMA lanes is served by tcp.
       if (reach[i] == Reach.ONE_SIDED && !DistributionPolicy.fetchesByGet(
@@ -348,12 +321,12 @@ public final class UcxStreamerState {
         return;
       }
     }
-    runtime.countPipeline(Outcome.FAN_OUT);
+    runtime.countPipeline(DistributionPolicy.outcomeOf(request.feeders()));
     endpoints = connected;
-    announced = new long[nodes.length][1];
+    announced = new AnnouncedRegions(fed);
     active = true;
-    LOG.debug("hdfs-rdma: {} moves over UCX to {} DataNodes", block,
-        nodes.length);
+    LOG.debug("hdfs-rdma: {} moves over UCX to {} DataNodes, {} fed by the"
+        + " client", block, nodes.length, fed);
   }
 
   /**
@@ -497,16 +470,15 @@ public final class UcxStreamerState {
       if (region != 0 && !announce(i, region - 1)) {
         return;
       }
-      int entry = slot * MAX_PIPELINE + i;
-      if (!awaitSlot(m.ringStatus, entry, i)) {
+      int entry = m.entry(slot, i);
+      if (!awaitSlot(m.ringStatus(), entry, i)) {
         return;
       }
-      int offset = entry * PacketDescriptor.LENGTH;
-      descriptor.wrap(m.ring, offset).encode(sessionIds[i],
+      descriptor.wrap(m.ring(), m.ringOffset(entry)).encode(sessionIds[i],
           block.getBlockId(), generationStamp, packet.getSeqno(),
           offsetInBlock, flags, region, address, checksumLength, dataLength);
-      if (!send(i, m.ringAddress + offset, PacketDescriptor.LENGTH,
-          m.ringStatus, entry)) {
+      if (!send(i, m.ringAddress(entry), PacketDescriptor.LENGTH,
+          m.ringStatus(), entry)) {
         return;
       }
     }
@@ -525,30 +497,22 @@ public final class UcxStreamerState {
    * Returns false when the pipeline failed instead.
    */
   private boolean announce(int node, int poolRegion) throws IOException {
-    long[] bits = announced[node];
-    int word = poolRegion >>> 6;
-    if (word >= bits.length) {
-      bits = Arrays.copyOf(bits, word + 1);
-      announced[node] = bits;
-    }
-    long bit = 1L << (poolRegion & 63);
-    if ((bits[word] & bit) != 0) {
+    if (announced.contains(node, poolRegion)) {
       return true;
     }
     SendMemory m = memory;
-    if (!awaitSlot(m.announcementStatus, node, node)) {
+    if (!awaitSlot(m.announcementStatus(), node, node)) {
       return false;
     }
-    int offset = node * RegionAnnouncement.MAX_LENGTH;
-    announcement.wrap(m.announcements, offset, RegionAnnouncement.MAX_LENGTH)
-        .encode(sessionIds[node], poolRegion + 1,
-            pool.regionAddress(poolRegion), pool.regionLength(poolRegion),
-            pool.regionKey(poolRegion));
-    if (!send(node, m.announcementsAddress + offset, announcement.length(),
-        m.announcementStatus, node)) {
+    announcement.wrap(m.announcements(), m.announcementOffset(node),
+        RegionAnnouncement.MAX_LENGTH).encode(sessionIds[node],
+            poolRegion + 1, pool.regionAddress(poolRegion),
+            pool.regionLength(poolRegion), pool.regionKey(poolRegion));
+    if (!send(node, m.announcementAddress(node), announcement.length(),
+        m.announcementStatus(), node)) {
       return false;
     }
-    bits[word] |= bit;
+    announced.add(node, poolRegion);
     return true;
   }
 
@@ -590,36 +554,22 @@ public final class UcxStreamerState {
     if (!slots.inProgress(slot)) {
       return true;
     }
-    long deadline = System.nanoTime()
-        + TimeUnit.MILLISECONDS.toNanos(conf.connectTimeoutMs());
-    long pause = 0;
-    while (slots.inProgress(slot)) {
-      if (worker.progress() != 0) {
-        pause = 0;
-      } else {
-        // The DataNode's queue is full; nothing signals when it drains.
-        // Poll at a falling rate instead of spinning the core it needs.
-        pause = Math.min(MAX_SEND_PAUSE_NANOS,
-            Math.max(MIN_SEND_PAUSE_NANOS, pause * 2));
-        LockSupport.parkNanos(pause);
-      }
-      if (Thread.interrupted()) {
-        Thread.currentThread().interrupt();
-        throw new InterruptedIOException("interrupted sending to "
-            + nodes[node] + " for " + block);
-      }
-      if (errorState.hasError()) {
-        tcpOnlyBlockId = block.getBlockId();
-        return false;
-      }
-      if (System.nanoTime() > deadline) {
-        nodeFailed(node, new IOException("hdfs-rdma: a message to "
-            + nodes[node] + " for " + block + " was not sent in "
-            + conf.connectTimeoutMs() + " ms"));
-        return false;
-      }
+    SendMemory.Wait w = SendMemory.await(worker, slots, slot,
+        System.nanoTime()
+            + TimeUnit.MILLISECONDS.toNanos(conf.connectTimeoutMs()),
+        pipelineFailed, "sending to " + nodes[node] + " for " + block);
+    switch (w) {
+    case DONE:
+      return true;
+    case GAVE_UP:
+      tcpOnlyBlockId = block.getBlockId();
+      return false;
+    default:
+      nodeFailed(node, new IOException("hdfs-rdma: a message to "
+          + nodes[node] + " for " + block + " was not sent in "
+          + conf.connectTimeoutMs() + " ms"));
+      return false;
     }
-    return true;
   }
 
   /**
@@ -639,7 +589,7 @@ public final class UcxStreamerState {
     }
     if (memory.inUse()) {
       retired.add(memory);
-      memory = new SendMemory();
+      memory = new SendMemory(RING, MAX_PIPELINE);
       nextSlot = 0;
     }
   }

@@ -442,14 +442,27 @@ public final class Check extends Configured implements Tool {
     String why = DistributionPolicy.reasonNotToStart(rdma);
     if (why == null) {
       finding(Level.INFO, "distribution", rdma.distribution() + ": writers"
-          + " start UCX; pipelines fan out where every get is one-sided"
-          + (rdma.distribution() == DistributionPolicy.Mode.FAN_OUT
-              ? " or emulated" : ""));
+          + " start UCX; " + shape(rdma));
     } else {
       finding(Level.WARN, "distribution", "writers in a JVM like this one"
           + " would not start UCX and write over TCP: " + why + " ("
           + HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_DISTRIBUTION_KEY
           + "=fan-out forces UCX)");
+    }
+  }
+
+  /** What pipelines look like under the client's distribution. */
+  private static String shape(RdmaConf rdma) {
+    switch (rdma.distribution()) {
+    case FAN_OUT:
+      return "pipelines fan out where every get is one-sided or emulated";
+    case CHAIN:
+      return "every DataNode fetches from the one before it (chain)";
+    case HYBRID:
+      return "the client feeds the first " + rdma.hybridFeeders()
+          + " DataNodes of a pipeline, those feed the rest (hybrid)";
+    default:
+      return "pipelines fan out where every get is one-sided";
     }
   }
 

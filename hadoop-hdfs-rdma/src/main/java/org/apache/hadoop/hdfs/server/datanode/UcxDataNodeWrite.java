@@ -19,6 +19,7 @@ import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.Status;
 import org.apache.hadoop.hdfs.security.token.block.BlockTokenIdentifier;
 import org.apache.hadoop.security.token.Token;
 import org.hdfsrdma.hadoop.HdfsRdmaConfigKeys;
+import org.hdfsrdma.hadoop.PacketForwarder;
 import org.hdfsrdma.hadoop.RateLimitedLog;
 import org.hdfsrdma.hadoop.RdmaConf;
 import org.hdfsrdma.hadoop.UcxBlockSession;
@@ -66,6 +67,9 @@ public final class UcxDataNodeWrite {
   private UcxRuntime runtime;
   private RdmaConf conf;
   private UcxBlockSession session;
+  private ExtendedBlock block;
+  private byte[] tokenPassword;
+  private long generationStamp;
   private String self;
   private List<CommitEntry> downstream = Collections.emptyList();
   private boolean committed;
@@ -121,6 +125,9 @@ public final class UcxDataNodeWrite {
       return;
     }
     self = dataNode.getDatanodeId().getXferAddr();
+    this.block = block;
+    this.tokenPassword = token.getPassword();
+    this.generationStamp = generationStamp;
     long sessionId = UcxWireFields.sessionId(token.getPassword(),
         request.getNonce(), block.getBlockPoolId(), self, block.getBlockId(),
         generationStamp);
@@ -201,6 +208,17 @@ public final class UcxDataNodeWrite {
     }
     String why = status != Status.SUCCESS ? "the mirror failed"
         : receiver == null ? "no receiver" : checkDownstream(targets);
+    CommitEntry fed = null;
+    if (why == null && request.feeders() > 0
+        && downstream.size() >= request.feeders()) {
+      fed = downstream.get(request.feeders() - 1);
+      why = PacketForwarder.refusal(runtime, fed);
+      if (why != null) {
+        UcxRuntime.logOnce("feed " + self + " " + fed.getXferAddr(),
+            "hdfs-rdma: " + session.description() + " and the next blocks"
+            + " of chain or hybrid pipelines through it stay on TCP: " + why);
+      }
+    }
     if (why != null) {
       LOG.debug("hdfs-rdma: {} on TCP: {}", session.description(), why);
       close();
@@ -214,8 +232,16 @@ public final class UcxDataNodeWrite {
     entries.add(new CommitEntry(self, runtime.workerAddress(),
         HostIdentity.uid(), HostIdentity.hostId()));
     entries.addAll(downstream);
-    receiver.setPacketReceiver(new UcxPacketReceiver(session, runtime, conf,
-        socket, self, runtime.dataNodeTimes()));
+    UcxPacketReceiver packets = new UcxPacketReceiver(session, runtime, conf,
+        socket, self, runtime.dataNodeTimes());
+    if (fed != null) {
+      packets.feed(new PacketForwarder(runtime, self, fed.getXferAddr(),
+          fed.getWorkerAddress(), UcxWireFields.sessionId(tokenPassword,
+              request.getNonce(), block.getBlockPoolId(), fed.getXferAddr(),
+              block.getBlockId(), generationStamp), block.getBlockId(),
+          generationStamp, session.description()));
+    }
+    receiver.setPacketReceiver(packets);
     committed = true;
     return UcxWireFields.withCommits(reply, entries);
   }
