@@ -8,7 +8,8 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 # shellcheck source=dev-support/java-env.sh
 . "$here/dev-support/java-env.sh"
 cd "$here"
-rm -f hadoop-hdfs-rdma/target/ucx-totals.txt
+rm -f hadoop-hdfs-rdma/target/ucx-totals.txt \
+  hadoop-hdfs-rdma/target/ucx-totals-chain.txt
 mvn -B -ntp verify "$@"
 
 # Hadoop's own tests: with the UCX path on, and on the stock jars.
@@ -23,6 +24,10 @@ if [ -d "$reports/surefire-reports-stock" ]; then
     "$reports/surefire-reports"); stock 2.9.2 jars: $(count \
     "$reports/surefire-reports-stock")"
 fi
+if [ -d "$reports/surefire-reports-chain" ]; then
+  echo "Hadoop's write-path tests with every pipeline a chain by gets:" \
+    "$(count "$reports/surefire-reports-chain")"
+fi
 
 # What the UCX path carried during the HDFS tests, summed over their JVMs.
 totals=hadoop-hdfs-rdma/target/ucx-totals.txt
@@ -31,6 +36,13 @@ if [ -f "$totals" ]; then
     printf "UCX path over the HDFS tests: %d JVMs, %d data bytes sent as" \
       " descriptors, %d data bytes fetched by DataNodes with UCX get\n",
       NR, sent, fetched }' "$totals"
+fi
+totals=hadoop-hdfs-rdma/target/ucx-totals-chain.txt
+if [ -f "$totals" ]; then
+  awk -F'[= ]' '{ fetched += $4; chained += $6 } END {
+    printf "UCX path over the HDFS tests with chains forced: %d JVMs, %d" \
+      " data bytes fetched by DataNodes with UCX get, %d of them from the" \
+      " DataNode before\n", NR, fetched, chained }' "$totals"
 fi
 
 # The benchmark harness on a tiny sweep, to prove it works end to end
