@@ -1423,6 +1423,10 @@ class Bench:
                   "dfs.rdma.ucx.allow-tcp=true", "-D",
                   "dfs.client.rdma.distribution=fan-out"] \
             if self.args.ucx_tcp else []
+        # --distribution: the shape every UCX pipeline is forced to.
+        if self.args.distribution:
+            forced += ["-D", "dfs.client.rdma.distribution="
+                       + self.args.distribution]
         self.clients = dict(
             stock=Client("stock", self.java, stock.conf, cp, prefix=prefix),
             jar=Client("jar", self.java, ucx.conf, cp, self.dropin, False,
@@ -2776,6 +2780,11 @@ def parse_args(argv):
                    help="with --hosts: the UCX client uses UCX's tcp "
                    "transport (fan-out by emulated gets) instead of its "
                    "policy (Hadoop's pipeline where gets are not one-sided)")
+    g.add_argument("--distribution", choices=("auto", "fan-out", "chain",
+                                              "hybrid"),
+                   help="the UCX client's dfs.client.rdma.distribution "
+                   "(default: the client's own, auto); chain and hybrid "
+                   "make DataNodes fetch from each other")
     g.add_argument("--conf-self-test", action="store_true",
                    help="start a scratch UCX cluster in another process and "
                    "run --conf against it (tiny profile unless another is "
@@ -2802,6 +2811,8 @@ def parse_args(argv):
         ap.error("--hosts starts its own clusters: no --conf")
     if a.ucx_tcp and not a.hosts:
         ap.error("--ucx-tcp needs --hosts")
+    if a.ucx_tcp and a.distribution:
+        ap.error("--ucx-tcp forces fan-out: no --distribution")
     if (a.conf or a.conf_self_test) and a.flamegraphs:
         ap.error("--flamegraphs profiles the embedded clusters only")
     if a.conf:
