@@ -17,6 +17,15 @@ public interface HdfsRdmaMXBean {
    */
   long getDataBytesFetched();
 
+  /**
+   * Of those, the bytes fetched from the DataNode feeding them (chain,
+   * hybrid) rather than from the client.
+   */
+  long getDataBytesFetchedFromDataNodes();
+
+  /** Data bytes the DataNodes offered the DataNode they feed. */
+  long getDataBytesForwarded();
+
   /** Packets the DataNodes fetched over UCX (get or same-host read). */
   long getPacketsFetched();
 

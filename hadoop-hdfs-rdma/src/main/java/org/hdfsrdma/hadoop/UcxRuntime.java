@@ -715,6 +715,16 @@ public final class UcxRuntime implements Closeable {
     }
 
     @Override
+    public long getDataBytesFetchedFromDataNodes() {
+      return totalFetchedFromDataNodes();
+    }
+
+    @Override
+    public long getDataBytesForwarded() {
+      return totalForwarded();
+    }
+
+    @Override
     public long getPacketsFetched() {
       return packetsFetched.get();
     }
