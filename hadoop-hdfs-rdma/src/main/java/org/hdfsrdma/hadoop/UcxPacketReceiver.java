@@ -155,6 +155,10 @@ public class UcxPacketReceiver extends PacketReceiver {
   /** The current packet's landing buffer, until offered downstream. */
   private long toForward = RegisteredBufferPool.NO_LEASE;
   private int forwardChecksumLength;
+  /** When the current packet's descriptor was there, or 0. */
+  private long busyFrom;
+  /** Time from descriptor to disk write, summed over the block. */
+  private long busyNanos;
   private boolean sawLastPacket;
   private long packetsReceived;
   private long bytesFetched;
@@ -315,7 +319,12 @@ public class UcxPacketReceiver extends PacketReceiver {
   /** Hook after BlockReceiver wrote (and flushed) a packet to disk. */
   public static void written(PacketReceiver receiver) {
     if (receiver instanceof UcxPacketReceiver) {
-      ((UcxPacketReceiver) receiver).mark(Phase.DISK);
+      UcxPacketReceiver ucx = (UcxPacketReceiver) receiver;
+      ucx.mark(Phase.DISK);
+      if (ucx.busyFrom != 0) {
+        ucx.busyNanos += System.nanoTime() - ucx.busyFrom;
+        ucx.busyFrom = 0;
+      }
     }
   }
 
@@ -354,6 +363,9 @@ public class UcxPacketReceiver extends PacketReceiver {
       // progress empties it, and a full queue stalls the client's sends.
       worker.progress();
     }
+    // From here to the packet's disk write this DataNode is the pipeline's
+    // limit, not its upstream: what its ingest rate is measured over.
+    busyFrom = System.nanoTime();
     topUp();
     if (times != null) {
       times.add(Phase.DESCRIPTOR_WAIT, System.nanoTime() - entered);
@@ -677,6 +689,7 @@ public class UcxPacketReceiver extends PacketReceiver {
         runtime.countReceivedBlock(false);
       } else if (packetsReceived > 0) {
         runtime.countReceivedBlock(true);
+        runtime.noteIngest(bytesFetched, busyNanos);
       }
       if (overSocket != null) {
         overSocket.close();

@@ -96,6 +96,8 @@ public final class UcxRuntime implements Closeable {
       new AtomicLong[DistributionPolicy.Outcome.values().length];
   private final ConcurrentHashMap<String, AtomicLong> dataBytesFetched =
       new ConcurrentHashMap<String, AtomicLong>();
+  private final Object ingestLock = new Object();
+  private double ingestBytesPerSecond;
   /** Of those, the bytes fetched from another DataNode (chain, hybrid). */
   private final ConcurrentHashMap<String, AtomicLong> fetchedFromDataNodes =
       new ConcurrentHashMap<String, AtomicLong>();
@@ -623,6 +625,33 @@ public final class UcxRuntime implements Closeable {
   /** Data bytes this JVM's DataNodes offered the DataNodes they feed. */
   long totalForwarded() {
     return sum(dataBytesForwarded);
+  }
+
+  /** Blocks shorter than this say little about a DataNode's ingest rate. */
+  private static final long MIN_INGEST_SAMPLE_BYTES = 1L << 20;
+
+  /**
+   * A block this JVM's DataNode received over UCX: {@code bytes} took
+   * {@code busyNanos} from descriptor to disk write. Its rate enters the
+   * DataNode's ingest rate (a moving average, so that it follows disks and
+   * links that change), which commits carry to clients.
+   */
+  void noteIngest(long bytes, long busyNanos) {
+    if (bytes < MIN_INGEST_SAMPLE_BYTES || busyNanos <= 0) {
+      return;
+    }
+    double rate = bytes * 1e9 / busyNanos;
+    synchronized (ingestLock) {
+      ingestBytesPerSecond = ingestBytesPerSecond == 0 ? rate
+          : 0.7 * ingestBytesPerSecond + 0.3 * rate;
+    }
+  }
+
+  /** The DataNodes' measured ingest rate in bytes/s, 0 before a sample. */
+  public long ingestBytesPerSecond() {
+    synchronized (ingestLock) {
+      return (long) ingestBytesPerSecond;
+    }
   }
 
   /**

@@ -326,6 +326,8 @@ public final class UcxWireFields {
    *  +-------+-------------------------
    *  |wkLen  | UCX worker address (wkLen bytes) ...
    *  +-------+-------------------------
+   *  |  ingest bytes/s (8 bytes, with flag INGEST only)  |
+   *  +----------------------------------------------------
    * </pre>
    * {@code xferAddr} is the DataNode's data-transfer address as
    * {@code host:port}, by which the client matches the entry to the
@@ -334,10 +336,14 @@ public final class UcxWireFields {
    * uid (the DataNode process's user) and the host id (its kernel boot and
    * IPC namespace, see {@link org.hdfsrdma.ucx.HostIdentity}) let a
    * client tell whether shared memory can reach the DataNode: UCX creates
-   * its segments for their owner only. {@code flags} is 0. Lengths: xferAddr 1 to
+   * its segments for their owner only. {@code flags} is 0 or
+   * {@link #FLAG_INGEST}: then the DataNode's measured ingest rate (what
+   * its gets, checksums and disk took in per second of its receivers'
+   * busy time, positive) follows, from which a client shapes pipelines
+   * ({@link ShapeChooser}). Lengths: xferAddr 1 to
    * {@link #MAX_STRING_BYTES}, worker address 1 to
    * {@link #MAX_WORKER_ADDRESS_BYTES}; the payload ends right after the
-   * worker address.
+   * worker address or the ingest rate.
    */
   public static final class CommitEntry {
 
@@ -349,20 +355,31 @@ public final class UcxWireFields {
     public static final int VERSION = 2;
     /** Length of the host id in bytes. */
     public static final int HOST_ID_LENGTH = 16;
+    /** The entry carries the DataNode's measured ingest rate. */
+    public static final int FLAG_INGEST = 0x1;
 
     private final String xferAddr;
     private final byte[] workerAddress;
     private final int uid;
     private final byte[] hostId;
+    private final long ingestBytesPerSecond;
+
+    /** An entry without an ingest rate. */
+    public CommitEntry(String xferAddr, byte[] workerAddress, int uid,
+        byte[] hostId) {
+      this(xferAddr, workerAddress, uid, hostId, 0);
+    }
 
     /**
      * @param xferAddr the DataNode's transfer address, "host:port"
      * @param workerAddress its UCX worker's address, copied
      * @param uid the DataNode process's user id
      * @param hostId {@link #HOST_ID_LENGTH} bytes naming its host, copied
+     * @param ingestBytesPerSecond the DataNode's measured ingest rate, or 0
+     *     when it has none yet
      */
     public CommitEntry(String xferAddr, byte[] workerAddress, int uid,
-        byte[] hostId) {
+        byte[] hostId, long ingestBytesPerSecond) {
       checkString("xferAddr", xferAddr);
       if (workerAddress == null || workerAddress.length == 0
           || workerAddress.length > MAX_WORKER_ADDRESS_BYTES) {
@@ -378,6 +395,11 @@ public final class UcxWireFields {
       this.workerAddress = workerAddress.clone();
       this.uid = uid;
       this.hostId = hostId.clone();
+      if (ingestBytesPerSecond < 0) {
+        throw new IllegalArgumentException("ingest rate "
+            + ingestBytesPerSecond);
+      }
+      this.ingestBytesPerSecond = ingestBytesPerSecond;
     }
 
     public String getXferAddr() {
@@ -398,15 +420,24 @@ public final class UcxWireFields {
       return hostId.clone();
     }
 
+    /** The DataNode's measured ingest rate in bytes/s, or 0: unknown. */
+    public long getIngestBytesPerSecond() {
+      return ingestBytesPerSecond;
+    }
+
     /** @return the payload described on this class */
     public byte[] encode() {
       byte[] addr = xferAddr.getBytes(StandardCharsets.UTF_8);
+      boolean ingest = ingestBytesPerSecond > 0;
       ByteBuffer b = ByteBuffer.allocate(8 + HOST_ID_LENGTH + 2 + addr.length
-          + 2 + workerAddress.length);
-      b.putShort((short) VERSION).putShort((short) 0).putInt(uid)
-          .put(hostId)
+          + 2 + workerAddress.length + (ingest ? 8 : 0));
+      b.putShort((short) VERSION).putShort((short) (ingest ? FLAG_INGEST : 0))
+          .putInt(uid).put(hostId)
           .putShort((short) addr.length).put(addr)
           .putShort((short) workerAddress.length).put(workerAddress);
+      if (ingest) {
+        b.putLong(ingestBytesPerSecond);
+      }
       return b.array();
     }
 
@@ -431,7 +462,7 @@ public final class UcxWireFields {
       }
       need(b, 6, "flags and uid");
       int flags = b.getShort() & 0xffff;
-      if (flags != 0) {
+      if ((flags & ~FLAG_INGEST) != 0) {
         throw new IOException("hdfs-rdma commit entry with unknown flags 0x"
             + Integer.toHexString(flags));
       }
@@ -441,11 +472,20 @@ public final class UcxWireFields {
       b.get(host);
       String addr = utf8(getBytes(b, "xferAddr", MAX_STRING_BYTES));
       byte[] worker = getBytes(b, "worker address", MAX_WORKER_ADDRESS_BYTES);
+      long ingest = 0;
+      if ((flags & FLAG_INGEST) != 0) {
+        need(b, 8, "ingest rate");
+        ingest = b.getLong();
+        if (ingest <= 0) {
+          throw new IOException("hdfs-rdma commit entry with ingest rate "
+              + ingest);
+        }
+      }
       if (b.hasRemaining()) {
         throw new IOException("hdfs-rdma commit entry has "
             + b.remaining() + " trailing bytes");
       }
-      return new CommitEntry(addr, worker, uid, host);
+      return new CommitEntry(addr, worker, uid, host, ingest);
     }
 
     private static void need(ByteBuffer b, int n, String what)
@@ -495,7 +535,8 @@ public final class UcxWireFields {
       CommitEntry c = (CommitEntry) o;
       return uid == c.uid && xferAddr.equals(c.xferAddr)
           && Arrays.equals(workerAddress, c.workerAddress)
-          && Arrays.equals(hostId, c.hostId);
+          && Arrays.equals(hostId, c.hostId)
+          && ingestBytesPerSecond == c.ingestBytesPerSecond;
     }
 
     @Override
@@ -507,7 +548,9 @@ public final class UcxWireFields {
     @Override
     public String toString() {
       return "CommitEntry{xferAddr=" + xferAddr + ", worker address "
-          + workerAddress.length + " bytes, uid=" + uid + "}";
+          + workerAddress.length + " bytes, uid=" + uid
+          + (ingestBytesPerSecond > 0 ? ", ingest " + ingestBytesPerSecond
+              + " B/s" : "") + "}";
     }
   }
 

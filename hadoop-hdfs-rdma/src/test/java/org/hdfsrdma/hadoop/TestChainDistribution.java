@@ -203,6 +203,17 @@ public class TestChainDistribution {
             UcxRuntime.current().totalFetchedFromDataNodes()
                 - fromDataNodes);
       }
+      // The DataNodes measured their ingest rate on the blocks of 1 MiB
+      // (replicas finalized: their receivers closed), and the commits of
+      // the next pipeline carry it to the client.
+      assertTrue(UcxRuntime.current().ingestBytesPerSecond() > 0);
+      Path next = new Path("/chain/after-measuring");
+      DFSTestUtil.createFile(fs, next, 1000, (short) 3, 1);
+      for (DatanodeInfo dn : DFSTestUtil.getAllBlocks(fs, next).get(0)
+          .getLocations()) {
+        assertTrue(dn + " committed its ingest rate",
+            ShapeChooser.ingestOf(dn.getXferAddr()) > 0);
+      }
     }
   }
 

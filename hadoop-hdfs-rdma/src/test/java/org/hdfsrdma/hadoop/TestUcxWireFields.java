@@ -95,7 +95,9 @@ public class TestUcxWireFields {
         new CommitEntry("10.0.0.2:9866", workerAddress(1, 2), 1000,
             hostId(2)),
         new CommitEntry("[::1]:9866", workerAddress(
-            UcxWireFields.MAX_WORKER_ADDRESS_BYTES, 3), -1, hostId(3)));
+            UcxWireFields.MAX_WORKER_ADDRESS_BYTES, 3), -1, hostId(3)),
+        new CommitEntry("10.0.0.4:9866", workerAddress(64, 4), 1000,
+            hostId(4), 1_250_000_000L));
   }
 
   private static Token<BlockTokenIdentifier> token() {
@@ -442,8 +444,19 @@ public class TestUcxWireFields {
           () -> CommitEntry.decode(v));
     }
     final byte[] flags = good.clone();
-    flags[3] = 1;
-    assertIOException("unknown flags 0x1", () -> CommitEntry.decode(flags));
+    flags[3] = 2;
+    assertIOException("unknown flags 0x2", () -> CommitEntry.decode(flags));
+    // the ingest flag promises 8 more bytes, of a positive rate
+    final byte[] ingest = Arrays.copyOf(good, good.length + 8);
+    ingest[3] = CommitEntry.FLAG_INGEST;
+    assertIOException("ingest rate 0", () -> CommitEntry.decode(ingest));
+    ByteBuffer.wrap(ingest).putLong(good.length, -5);
+    assertIOException("ingest rate -5", () -> CommitEntry.decode(ingest));
+    ByteBuffer.wrap(ingest).putLong(good.length, 3_000_000_000L);
+    assertEquals(3_000_000_000L,
+        CommitEntry.decode(ingest).getIngestBytesPerSecond());
+    assertIOException("truncated", () -> CommitEntry.decode(
+        Arrays.copyOf(ingest, ingest.length - 1)));
     byte[] h = "h:1".getBytes(StandardCharsets.UTF_8);
     byte[] w = workerAddress(8, 4);
     // string lengths of 0 and over the bounds, with the bytes present

@@ -25,6 +25,7 @@ import org.hdfsrdma.hadoop.DistributionPolicy.Reach;
 import org.hdfsrdma.hadoop.PacketPhaseTimes;
 import org.hdfsrdma.hadoop.RdmaConf;
 import org.hdfsrdma.hadoop.SendMemory;
+import org.hdfsrdma.hadoop.ShapeChooser;
 import org.hdfsrdma.hadoop.UcxRuntime;
 import org.hdfsrdma.hadoop.UcxWireFields;
 import org.hdfsrdma.hadoop.UcxWireFields.CommitEntry;
@@ -220,8 +221,7 @@ public final class UcxStreamerState {
         return out;
       }
     }
-    int feeders = DistributionPolicy.feeders(conf.distribution(),
-        pipeline.length, conf.hybridFeeders());
+    int feeders = feeders(pipeline);
     request = WriteRequest.create(packetSize, feeders);
     fed = feeders == 0 ? pipeline.length : feeders;
     nodes = pipeline.clone();
@@ -234,6 +234,26 @@ public final class UcxStreamerState {
           block.getBlockId(), newGS);
     }
     return UcxWireFields.opOut(out, request);
+  }
+
+  /**
+   * How many DataNodes of {@code pipeline} this client feeds (0: all).
+   * Forced shapes as configured; in auto, where gets cross RDMA links, as
+   * the measured rates say ({@link ShapeChooser}); otherwise a fan-out.
+   */
+  private int feeders(DatanodeInfo[] pipeline) {
+    if (conf.distribution() == Mode.AUTO) {
+      if (!runtime.hasNetworkRdma()) {
+        return 0;
+      }
+      String[] addresses = new String[pipeline.length];
+      for (int i = 0; i < pipeline.length; i++) {
+        addresses[i] = pipeline[i].getXferAddr();
+      }
+      return ShapeChooser.feeders(addresses);
+    }
+    return DistributionPolicy.feeders(conf.distribution(), pipeline.length,
+        conf.hybridFeeders());
   }
 
   /**
@@ -263,6 +283,9 @@ public final class UcxStreamerState {
           commits.size(), nodes.length);
       request = null;
       return;
+    }
+    for (CommitEntry c : commits) {
+      ShapeChooser.noteIngest(c.getXferAddr(), c.getIngestBytesPerSecond());
     }
     Mode mode = conf.distribution();
     Reach[] reach = new Reach[fed];

@@ -230,7 +230,8 @@ public final class UcxDataNodeWrite {
     List<CommitEntry> entries = new ArrayList<CommitEntry>(
         downstream.size() + 1);
     entries.add(new CommitEntry(self, runtime.workerAddress(),
-        HostIdentity.uid(), HostIdentity.hostId()));
+        HostIdentity.uid(), HostIdentity.hostId(),
+        runtime.ingestBytesPerSecond()));
     entries.addAll(downstream);
     UcxPacketReceiver packets = new UcxPacketReceiver(session, runtime, conf,
         socket, self, runtime.dataNodeTimes());
