@@ -435,8 +435,11 @@ class EmulatedHosts:
     PREFIX = "hrdma-"
     SUBNET = "10.213.7."
 
-    def __init__(self, rate):
+    def __init__(self, rate, client_rate=None):
         self.rate = rate
+        # --client-link: the client's link may be slower than the
+        # DataNodes' (where client link / replication is the bottleneck).
+        self.client_rate = client_rate or rate
         self.names = ["client", "nn"] + ["dn%d" % (i + 1)
                                           for i in range(DATANODES)]
         self.addr = {n: self.SUBNET + str(10 + i)
@@ -463,12 +466,12 @@ class EmulatedHosts:
             raise HarnessError("tc -n %s %s: %s" % (ns, " ".join(args),
                                                     r.stderr.strip()))
 
-    def shape(self, ns, dev):
-        bits = parse_rate(self.rate)
+    def shape(self, ns, dev, rate):
+        bits = parse_rate(rate)
         # tbf needs a bucket of at least a timer tick's worth of bytes.
         burst = max(256 * KiB, int(bits / 8 / 250))
         self.tc(ns, "qdisc", "add", "dev", dev, "root", "tbf", "rate",
-                self.rate, "burst", str(burst), "latency", "50ms")
+                rate, "burst", str(burst), "latency", "50ms")
 
     def up(self):
         if os.geteuid() != 0:
@@ -490,11 +493,14 @@ class EmulatedHosts:
                     "eth0")
             self.ip("-n", host, "link", "set", "eth0", "up")
             self.ip("-n", host, "link", "set", "lo", "up")
-            self.shape(host, "eth0")     # what the host sends
-            self.shape(sw, "v-" + n)     # what it receives
-        log("emulated hosts: %s on %s.0/24, every link %s" % (
+            rate = self.client_rate if n == "client" else self.rate
+            self.shape(host, "eth0", rate)     # what the host sends
+            self.shape(sw, "v-" + n, rate)     # what it receives
+        log("emulated hosts: %s on %s.0/24, every link %s%s" % (
             ", ".join("%s %s" % (n, self.addr[n]) for n in self.names),
-            self.SUBNET.rstrip("."), self.rate))
+            self.SUBNET.rstrip("."), self.rate,
+            "" if self.client_rate == self.rate
+            else ", the client's %s" % self.client_rate))
 
     def enter(self):
         """Moves this (single-threaded) harness into the client's host."""
@@ -1324,7 +1330,8 @@ class Bench:
         self.clients = {}               # system -> Client
         self.skipped = {}               # system -> why it is not measured
         self.java = args.java or shutil.which("java")
-        self.hosts = EmulatedHosts(args.hosts) if args.hosts else None
+        self.hosts = EmulatedHosts(args.hosts, args.client_link) \
+            if args.hosts else None
         self.idle_cpu = {}
         self.interrupted = False
         self.ucx_totals = {}
@@ -1423,7 +1430,9 @@ class Bench:
                   "dfs.rdma.ucx.allow-tcp=true", "-D",
                   "dfs.client.rdma.distribution=fan-out"] \
             if self.args.ucx_tcp else []
-        # --distribution: the shape every UCX pipeline is forced to.
+        # --distribution: the shape every UCX pipeline is forced to (with
+        # --ucx-tcp, instead of fan-out: a chain's gets over tcp are then
+        # served by the DataNodes' CPUs).
         if self.args.distribution:
             forced += ["-D", "dfs.client.rdma.distribution="
                        + self.args.distribution]
@@ -2349,8 +2358,10 @@ def machine_info(bench):
         if bench.hosts:
             out += [("emulated hosts", "client, NameNode, 4 DataNodes in "
                      "network and IPC namespaces of their own, every link %s"
-                     " (tbf); UCX client: %s" % (
-                         bench.args.hosts, "UCX over tcp forced (fan-out by"
+                     "%s (tbf); UCX client: %s" % (
+                         bench.args.hosts, ", the client's %s"
+                         % bench.args.client_link if bench.args.client_link
+                         else "", "UCX over tcp forced (fan-out by"
                          " emulated gets)" if bench.args.ucx_tcp else
                          "its own policy"))]
         out += [("DataNode storage", "%s (%s)" % (bench.work, fs)),
@@ -2776,6 +2787,9 @@ def parse_args(argv):
         " IPC namespaces of their own, links shaped with tbf (root)")
     h.add_argument("--hosts", metavar="RATE", type=lambda t: (
         parse_rate(t), t)[1], help="every host's link rate, e.g. 1gbit")
+    h.add_argument("--client-link", metavar="RATE", type=lambda t: (
+        parse_rate(t), t)[1], help="with --hosts: the client's link rate "
+        "(default: --hosts'), e.g. 1gbit in front of 10gbit DataNodes")
     h.add_argument("--ucx-tcp", action="store_true",
                    help="with --hosts: the UCX client uses UCX's tcp "
                    "transport (fan-out by emulated gets) instead of its "
@@ -2811,8 +2825,8 @@ def parse_args(argv):
         ap.error("--hosts starts its own clusters: no --conf")
     if a.ucx_tcp and not a.hosts:
         ap.error("--ucx-tcp needs --hosts")
-    if a.ucx_tcp and a.distribution:
-        ap.error("--ucx-tcp forces fan-out: no --distribution")
+    if a.client_link and not a.hosts:
+        ap.error("--client-link needs --hosts")
     if (a.conf or a.conf_self_test) and a.flamegraphs:
         ap.error("--flamegraphs profiles the embedded clusters only")
     if a.conf:
