@@ -290,7 +290,11 @@ public final class PacketForwarder implements Closeable {
     }
     SendMemory.Wait w = SendMemory.await(worker, slots, slot,
         System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs),
-        isClosed, "feeding " + target + " with " + block);
+        isClosed);
+    if (w == SendMemory.Wait.INTERRUPTED) {
+      throw new InterruptedIOException("interrupted feeding " + target
+          + " with " + block);
+    }
     if (w != SendMemory.Wait.DONE) {
       throw new IOException("hdfs-rdma: feeding " + target + " with " + block
           + ": a message was not taken in " + timeoutMs + " ms");

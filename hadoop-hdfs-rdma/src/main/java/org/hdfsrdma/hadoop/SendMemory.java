@@ -1,6 +1,5 @@
 package org.hdfsrdma.hadoop;
 
-import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.concurrent.locks.LockSupport;
@@ -123,7 +122,9 @@ public final class SendMemory {
     /** The caller's condition said to stop waiting. */
     GAVE_UP,
     /** The deadline passed first. */
-    TIMED_OUT
+    TIMED_OUT,
+    /** The thread was interrupted (the interrupt stays set). */
+    INTERRUPTED
   }
 
   /**
@@ -134,12 +135,9 @@ public final class SendMemory {
    * a falling rate rather than spin the core the receiver needs.
    *
    * @param giveUp checked between polls: true stops the wait
-   * @throws InterruptedIOException when interrupted (the interrupt stays
-   *     set)
    */
   public static Wait await(UcxWorker worker, StatusSlots slots, int slot,
-      long deadlineNanos, BooleanSupplier giveUp, String what)
-      throws InterruptedIOException {
+      long deadlineNanos, BooleanSupplier giveUp) {
     long pause = 0;
     while (slots.inProgress(slot)) {
       if (worker.progress() != 0) {
@@ -149,9 +147,8 @@ public final class SendMemory {
             pause * 2));
         LockSupport.parkNanos(pause);
       }
-      if (Thread.interrupted()) {
-        Thread.currentThread().interrupt();
-        throw new InterruptedIOException("interrupted " + what);
+      if (Thread.currentThread().isInterrupted()) {
+        return Wait.INTERRUPTED;
       }
       if (giveUp.getAsBoolean()) {
         return Wait.GAVE_UP;

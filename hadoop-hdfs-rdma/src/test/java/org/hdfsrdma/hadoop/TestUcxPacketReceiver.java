@@ -1008,4 +1008,107 @@ public class TestUcxPacketReceiver {
     assertTrue("the receiving thread allocated " + allocated + " bytes for "
         + measured + " packets", allocated < 8L * measured);
   }
+
+  /**
+   * A DataNode that feeds the next one (chain) allocates nothing per packet
+   * either: one thread receives each packet for DataNode k, offers it to
+   * DataNode k+1's session in this JVM, receives it there from k's landing
+   * buffer, and acks it as k's PacketResponder would; over 1,000 packets
+   * the thread's allocated bytes stay within a small constant per packet,
+   * and every landing buffer comes back.
+   */
+  @Test(timeout = 300_000)
+  public void testFeedingAllocatesNothingPerPacket() throws Exception {
+    start();
+    final int buffers = 16;
+    final int warmUp = 2_000;
+    final int measured = 1_000;
+    final int total = warmUp + measured;
+    UcxBlockSession upstream = open(64);
+    long fedId;
+    do {
+      fedId = random.nextLong();
+    } while (fedId == 0 || fedId == session);
+    UcxBlockSession fed = runtime.sessions().open(fedId, BLOCK, STAMP,
+        PACKET_SIZE, 64, 64, "fed test block");
+    RegisteredBufferPool landing = runtime.landingPool();
+    long landingInUse = landing.metrics().inUseBytes();
+    final long[] tokens = new long[buffers];
+    for (int b = 0; b < buffers; b++) {
+      tokens[b] = client.fill(AT, CHECKSUMS + DATA, b);
+    }
+    announce(tokens[0]);
+    final AtomicLong received = new AtomicLong();
+    final AtomicReference<Throwable> senderFailure =
+        new AtomicReference<Throwable>();
+    Thread sender = new Thread(() -> {
+      try {
+        for (int p = 0; p < total; p++) {
+          while (p - received.get() >= 16) {
+            java.util.concurrent.locks.LockSupport.parkNanos(20_000);
+          }
+          describe(client, tokens[p % buffers], p, 0);
+        }
+      } catch (Throwable t) {
+        senderFailure.set(t);
+      }
+    }, "test-sender");
+    com.sun.management.ThreadMXBean threads =
+        (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+    long self = Thread.currentThread().getId();
+    UcxPacketReceiver first = receiver(upstream, null, null);
+    PacketForwarder forwarder = new PacketForwarder(runtime, DN,
+        "127.0.0.1:50011", runtime.workerAddress(), fedId, BLOCK, STAMP,
+        "test block fed on");
+    first.feed(forwarder);
+    UcxPacketReceiver second = new UcxPacketReceiver(fed, runtime,
+        new RdmaConf(conf), null, "127.0.0.1:50011", null);
+    long allocated = -1;
+    try {
+      sender.start();
+      long before = 0;
+      for (int p = 0; p < total; p++) {
+        if (p == warmUp) {
+          before = threads.getThreadAllocatedBytes(self);
+        }
+        receive(first);
+        first.mirrorPacketTo(null);
+        receive(second);
+        ByteBuffer data = second.getDataSlice();
+        int b = p % buffers;
+        if (second.getHeader().getSeqno() != p || data.remaining() != DATA
+            || data.get(0) != UcxTestClient.pattern(b, CHECKSUMS)
+            || data.get(DATA - 1)
+                != UcxTestClient.pattern(b, CHECKSUMS + DATA - 1)) {
+          throw new AssertionError("packet " + p + " wrong");
+        }
+        UcxPacketReceiver.written(first);
+        UcxPacketReceiver.written(second);
+        UcxPacketReceiver.downstreamAcked(first, p);
+        received.incrementAndGet();
+      }
+      allocated = threads.getThreadAllocatedBytes(self) - before;
+      sender.join(30_000);
+      assertNull(senderFailure.get());
+      assertEquals("every landing buffer back after its ack", landingInUse,
+          landing.metrics().inUseBytes());
+    } finally {
+      second.close();
+      first.close();
+      sender.join(30_000);
+      for (long t : tokens) {
+        client.pool.release(t);
+      }
+    }
+    Long fromDataNode = runtime.dataBytesFetchedFromDataNodes()
+        .get("127.0.0.1:50011");
+    assertEquals((long) total * DATA, fromDataNode == null ? 0
+        : fromDataNode.longValue());
+    assertEquals((long) total * DATA, (long) runtime.dataBytesForwarded()
+        .get(DN));
+    System.out.println("feeding thread allocated " + allocated
+        + " bytes over " + measured + " packets");
+    assertTrue("the feeding thread allocated " + allocated + " bytes for "
+        + measured + " packets", allocated >= 0 && allocated < 8L * measured);
+  }
 }

@@ -580,10 +580,13 @@ public final class UcxStreamerState {
     SendMemory.Wait w = SendMemory.await(worker, slots, slot,
         System.nanoTime()
             + TimeUnit.MILLISECONDS.toNanos(conf.connectTimeoutMs()),
-        pipelineFailed, "sending to " + nodes[node] + " for " + block);
+        pipelineFailed);
     switch (w) {
     case DONE:
       return true;
+    case INTERRUPTED:
+      throw new java.io.InterruptedIOException("interrupted sending to "
+          + nodes[node] + " for " + block);
     case GAVE_UP:
       tcpOnlyBlockId = block.getBlockId();
       return false;
