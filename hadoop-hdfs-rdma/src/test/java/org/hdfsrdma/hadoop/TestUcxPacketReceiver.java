@@ -927,6 +927,27 @@ public class TestUcxPacketReceiver {
   // ----------------------------------------------------------- allocation
 
   /**
+   * A thread that describes {@code total} packets, of {@code tokens} in
+   * turn, to the current session, never more than 16 ahead of
+   * {@code received}; what it throws goes to {@code failure}.
+   */
+  private Thread sender(final int total, final long[] tokens,
+      final AtomicLong received, final AtomicReference<Throwable> failure) {
+    return new Thread(() -> {
+      try {
+        for (int p = 0; p < total; p++) {
+          while (p - received.get() >= 16) {
+            java.util.concurrent.locks.LockSupport.parkNanos(20_000);
+          }
+          describe(client, tokens[p % tokens.length], p, 0);
+        }
+      } catch (Throwable t) {
+        failure.set(t);
+      }
+    }, "test-sender");
+  }
+
+  /**
    * The same-host path allocates nothing per packet on the receiving
    * thread: over 1,000 packets, with a sender on another thread keeping
    * descriptors coming, the receiving thread's allocated bytes (the JVM's
@@ -953,18 +974,7 @@ public class TestUcxPacketReceiver {
     final AtomicLong received = new AtomicLong();
     final AtomicReference<Throwable> senderFailure =
         new AtomicReference<Throwable>();
-    Thread sender = new Thread(() -> {
-      try {
-        for (int p = 0; p < total; p++) {
-          while (p - received.get() >= 16) {
-            java.util.concurrent.locks.LockSupport.parkNanos(20_000);
-          }
-          describe(client, tokens[p % buffers], p, 0);
-        }
-      } catch (Throwable t) {
-        senderFailure.set(t);
-      }
-    }, "test-sender");
+    Thread sender = sender(total, tokens, received, senderFailure);
     com.sun.management.ThreadMXBean threads =
         (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
     long self = Thread.currentThread().getId();
@@ -1041,18 +1051,7 @@ public class TestUcxPacketReceiver {
     final AtomicLong received = new AtomicLong();
     final AtomicReference<Throwable> senderFailure =
         new AtomicReference<Throwable>();
-    Thread sender = new Thread(() -> {
-      try {
-        for (int p = 0; p < total; p++) {
-          while (p - received.get() >= 16) {
-            java.util.concurrent.locks.LockSupport.parkNanos(20_000);
-          }
-          describe(client, tokens[p % buffers], p, 0);
-        }
-      } catch (Throwable t) {
-        senderFailure.set(t);
-      }
-    }, "test-sender");
+    Thread sender = sender(total, tokens, received, senderFailure);
     com.sun.management.ThreadMXBean threads =
         (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
     long self = Thread.currentThread().getId();
