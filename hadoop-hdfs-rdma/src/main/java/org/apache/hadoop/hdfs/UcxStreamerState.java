@@ -79,6 +79,15 @@ public final class UcxStreamerState {
   private static final ConcurrentHashMap<String, TcpUntil> TCP_UNTIL =
       new ConcurrentHashMap<String, TcpUntil>();
 
+  /**
+   * DataNodes that did not commit to a chain or hybrid pipeline auto chose
+   * (one could not feed the next by one-sided gets), by transfer address,
+   * with when auto may shape pipelines through them again: until then it
+   * fans them out.
+   */
+  private static final ConcurrentHashMap<String, Long> FAN_OUT_UNTIL =
+      new ConcurrentHashMap<String, Long>();
+
   /** Why pipelines through a DataNode use TCP, and until when. */
   private static final class TcpUntil {
     final long untilMs;
@@ -247,8 +256,13 @@ public final class UcxStreamerState {
         return 0;
       }
       String[] addresses = new String[pipeline.length];
+      long now = System.currentTimeMillis();
       for (int i = 0; i < pipeline.length; i++) {
         addresses[i] = pipeline[i].getXferAddr();
+        Long until = FAN_OUT_UNTIL.get(addresses[i]);
+        if (until != null && until > now) {
+          return 0;
+        }
       }
       return ShapeChooser.feeders(addresses);
     }
@@ -281,6 +295,14 @@ public final class UcxStreamerState {
     if (!committedInOrder(commits)) {
       LOG.debug("hdfs-rdma: {} on TCP: {} of {} DataNodes committed", block,
           commits.size(), nodes.length);
+      if (request.feeders() > 0 && conf.distribution() == Mode.AUTO) {
+        // A DataNode could not feed the next one; the DataNodes' own log
+        // says which. Fan these out for a while instead.
+        long until = System.currentTimeMillis() + conf.unreachableRetryMs();
+        for (DatanodeInfo n : nodes) {
+          FAN_OUT_UNTIL.put(n.getXferAddr(), until);
+        }
+      }
       request = null;
       return;
     }
