@@ -200,6 +200,9 @@ public final class UcxEndpoint implements Closeable {
    */
   public int send(long address, int length, long slot) throws IOException {
     inside.incrementAndGet();
+    // No progress runs meanwhile: an endpoint UCX marked failed has had its
+    // error callback, so the check below refuses it (see UcxWorker).
+    long gate = worker.enterOperation();
     try {
       IOException f = failure;
       if (f != null || closed.get()) {
@@ -216,6 +219,7 @@ public final class UcxEndpoint implements Closeable {
       messagesSent.incrementAndGet();
       return rc;
     } finally {
+      worker.leaveOperation(gate);
       inside.decrementAndGet();
     }
   }
@@ -229,6 +233,7 @@ public final class UcxEndpoint implements Closeable {
   int get(long remote, long rkey, long local, int length, long slot)
       throws IOException {
     inside.incrementAndGet();
+    long gate = worker.enterOperation();
     try {
       IOException f = failure;
       if (f != null || closed.get()) {
@@ -243,6 +248,7 @@ public final class UcxEndpoint implements Closeable {
       }
       return rc;
     } finally {
+      worker.leaveOperation(gate);
       inside.decrementAndGet();
     }
   }

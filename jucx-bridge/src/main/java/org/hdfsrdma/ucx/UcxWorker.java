@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.StampedLock;
 
 import org.openucx.jucx.UcxUtils;
 import org.openucx.jucx.ucp.UcpWorker;
@@ -122,6 +123,18 @@ public final class UcxWorker implements Closeable {
   private volatile Driver[] drivers = new Driver[0];
   /** Threads inside a native call on this worker; close() waits for 0. */
   private final AtomicInteger inside = new AtomicInteger();
+  /**
+   * Progress (shared) against starting a send or a get on an endpoint
+   * (exclusive). UCX 1.13 marks an endpoint whose peer failed as failed,
+   * discards its lanes and calls its error callback, all inside one
+   * progress call; a get or a send started on it after that crashes the
+   * process (SIGSEGV in ucp_get_nbx, and in ucp_am_send_nbx, each seen in
+   * about one run in twenty of TestPeerFailure; the get fixed in UCX by
+   * openucx/ucx#11629). An operation that holds this gate sees either an
+   * endpoint whose error callback already ran (and is refused in Java) or
+   * one UCX has not marked yet (whose operation then fails UCX's way).
+   */
+  private final StampedLock endpointGate = new StampedLock();
   private final java.util.concurrent.ConcurrentLinkedQueue<Runnable> tasks =
       new java.util.concurrent.ConcurrentLinkedQueue<Runnable>();
   /** Endpoint closes UCX has not finished; drained before destroying. */
@@ -228,6 +241,21 @@ public final class UcxWorker implements Closeable {
     return name;
   }
 
+  /**
+   * Enters the exclusive side of the gate between progress and endpoint
+   * operations: no thread is inside progress until {@link #leaveOperation}.
+   * Never from inside progress (a message handler, a callback): that
+   * thread holds the shared side.
+   */
+  long enterOperation() {
+    return endpointGate.writeLock();
+  }
+
+  /** Leaves what {@link #enterOperation} entered. */
+  void leaveOperation(long stamp) {
+    endpointGate.unlockWrite(stamp);
+  }
+
   /** The JUCX worker, for the control path (endpoints). */
   UcpWorker ucp() {
     return worker;
@@ -325,9 +353,11 @@ public final class UcxWorker implements Closeable {
       return 0;
     }
     int events;
+    long gate = endpointGate.readLock();
     try {
       events = NativeUcx.progress(handle);
     } finally {
+      endpointGate.unlockRead(gate);
       inside.decrementAndGet();
     }
     if (events > 0) {

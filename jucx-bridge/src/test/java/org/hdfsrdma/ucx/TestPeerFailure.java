@@ -269,6 +269,89 @@ public class TestPeerFailure {
     }
   }
 
+  /**
+   * Gets started back to back while the exposer dies and another thread
+   * progresses the worker. UCX 1.13 marks an endpoint whose peer failed,
+   * discards its lanes and calls its error callback inside one progress
+   * call; a get started on it after that crashed the JVM (SIGSEGV in
+   * ucp_get_nbx: one CI run of the test above in about twenty, fixed in UCX
+   * by openucx/ucx#11629). Every get must start before the failure or be
+   * refused with an IOException, and the JVM live on.
+   */
+  @Test(timeout = 180_000)
+  public void testGetsStartedWhileTheExposerDiesNeverCrash()
+      throws Exception {
+    int[] sizes = {4096};
+    for (int round = 0; round < 3; round++) {
+      try (TestGetter getter = new TestGetter(UcxTestUtils.TLS_TCP);
+           RegisteredBufferPool landing = new RegisteredBufferPool(
+               getter.context, "landing", SIZE, SIZE, SIZE, true)) {
+        StatusSlots slots = new StatusSlots(1);
+        UcxWorker.Driver driver = getter.worker.registerDriver();
+        long token = landing.acquire(WAIT_MS);
+        final java.util.concurrent.atomic.AtomicBoolean stop =
+            new java.util.concurrent.atomic.AtomicBoolean();
+        Thread progress = new Thread(() -> {
+          while (!stop.get()) {
+            getter.worker.progress();
+          }
+        }, "test-progress");
+        long started = 0;
+        try {
+          try (PeerProcess client = PeerProcess.exposer(
+              UcxTestUtils.TLS_TCP, getter.worker.address(), sizes)) {
+            PacketDescriptor d = getter.next(driver, WAIT_MS);
+            UcxTestUtils.waitFor(() -> getter.back != null, WAIT_MS,
+                "the endpoint back to the client");
+            UcxEndpoint back = getter.back;
+            final java.util.concurrent.atomic.AtomicLong gets =
+                new java.util.concurrent.atomic.AtomicLong();
+            final java.util.concurrent.atomic.AtomicReference<Object> end =
+                new java.util.concurrent.atomic.AtomicReference<Object>();
+            Thread getting = new Thread(() -> {
+              long deadline = System.nanoTime()
+                  + TimeUnit.MILLISECONDS.toNanos(DETECTION_MS + WAIT_MS);
+              try {
+                while (System.nanoTime() < deadline) {
+                  getter.get(d, landing, token, slots, 0);
+                  gets.incrementAndGet();
+                }
+                end.set("no get was refused");
+              } catch (IOException refused) {
+                end.set(back.isUsable() ? refused : "refused");
+              } catch (Throwable t) {
+                end.set(t);
+              }
+            }, "test-gets");
+            progress.start();
+            getting.start();
+            UcxTestUtils.waitFor(() -> gets.get() > 100 || end.get() != null,
+                WAIT_MS, "gets under way");
+            client.kill();
+            getting.join(DETECTION_MS + WAIT_MS);
+            started = gets.get();
+            assertEquals("gets end refused once the connection failed",
+                "refused", String.valueOf(end.get()));
+            assertFalse(back.isUsable());
+            assertTrue("gets were under way when the client died", started
+                > 100);
+          }
+          LOG.info("round {}: {} gets started before the failure", round,
+              started);
+        } finally {
+          stop.set(true);
+          progress.join(WAIT_MS);
+          // Gets purged with the endpoint end; then the buffer is free.
+          getter.worker.drive(driver, () -> !slots.inProgress(0),
+              TimeUnit.MILLISECONDS.toNanos(WAIT_MS));
+          landing.release(token);
+          getter.worker.unregisterDriver(driver);
+        }
+        assertTrue(getter.worker.isRunning());
+      }
+    }
+  }
+
   // ------------------------------------------------- getter frozen
 
   /**
