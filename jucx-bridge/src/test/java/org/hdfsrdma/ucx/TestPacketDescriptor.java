@@ -158,14 +158,14 @@ public class TestPacketDescriptor {
 
   @Test(timeout = 10_000)
   public void testReservedFlagBitsAreRejected() {
-    for (int bit = 2; bit < 8; bit++) {
+    for (int bit = 3; bit < 8; bit++) {
       expectRejected(7, 1, 1 << bit, String.format(
           "unknown descriptor flags 0x%02x", 1 << bit));
     }
-    // Both known flags together are fine.
+    // The known flags together are fine (last, sync, forwarded).
     ByteBuffer b = ByteBuffer.allocate(PacketDescriptor.LENGTH);
     sample(b, 0);
-    b.put(7, (byte) 3);
+    b.put(7, (byte) 7);
     PacketDescriptor d = new PacketDescriptor().wrap(b, 0).seal();
     try {
       d.validate(PacketDescriptor.LENGTH);
