@@ -10,7 +10,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
-import java.util.concurrent.locks.StampedLock;
 
 import org.openucx.jucx.UcxUtils;
 import org.openucx.jucx.ucp.UcpWorker;
@@ -125,16 +124,16 @@ public final class UcxWorker implements Closeable {
   private final AtomicInteger inside = new AtomicInteger();
   /**
    * Progress (shared) against starting a send or a get on an endpoint
-   * (exclusive). UCX 1.13 marks an endpoint whose peer failed as failed,
-   * discards its lanes and calls its error callback, all inside one
-   * progress call; a get or a send started on it after that crashes the
+   * (exclusive, {@link EndpointGate}). UCX 1.13 marks an endpoint whose
+   * peer failed as failed, discards its lanes and calls its error callback,
+   * all inside one progress call; a get or a send started on it after that crashes the
    * process (SIGSEGV in ucp_get_nbx, and in ucp_am_send_nbx, each seen in
    * about one run in twenty of TestPeerFailure; the get fixed in UCX by
    * openucx/ucx#11629). An operation that holds this gate sees either an
    * endpoint whose error callback already ran (and is refused in Java) or
    * one UCX has not marked yet (whose operation then fails UCX's way).
    */
-  private final StampedLock endpointGate = new StampedLock();
+  private final EndpointGate endpointGate = new EndpointGate();
   private final java.util.concurrent.ConcurrentLinkedQueue<Runnable> tasks =
       new java.util.concurrent.ConcurrentLinkedQueue<Runnable>();
   /** Endpoint closes UCX has not finished; drained before destroying. */
@@ -247,13 +246,13 @@ public final class UcxWorker implements Closeable {
    * Never from inside progress (a message handler, a callback): that
    * thread holds the shared side.
    */
-  long enterOperation() {
-    return endpointGate.writeLock();
+  void enterOperation() {
+    endpointGate.enterExclusive();
   }
 
   /** Leaves what {@link #enterOperation} entered. */
-  void leaveOperation(long stamp) {
-    endpointGate.unlockWrite(stamp);
+  void leaveOperation() {
+    endpointGate.leaveExclusive();
   }
 
   /** The JUCX worker, for the control path (endpoints). */
@@ -353,11 +352,11 @@ public final class UcxWorker implements Closeable {
       return 0;
     }
     int events;
-    long gate = endpointGate.readLock();
+    endpointGate.enterShared();
     try {
       events = NativeUcx.progress(handle);
     } finally {
-      endpointGate.unlockRead(gate);
+      endpointGate.leaveShared();
       inside.decrementAndGet();
     }
     if (events > 0) {
