@@ -14,9 +14,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * does whenever a reader meets a writer, that is per packet on a busy
  * DataNode. A waiting side spins briefly, then yields: both sides hold the
  * gate for one native call. A writer waiting keeps new readers out, so
- * sends and gets are not starved by a stream of progress calls. Not
- * reentrant: a thread inside progress (a message handler, a callback) must
- * not enter again, on either side.
+ * sends and gets are not starved by a stream of progress calls. A thread
+ * already inside progress (a message handler or callback that sends)
+ * passes without entering: UCX's worker lock, which it holds, already
+ * keeps every other progress call out.
  */
 final class EndpointGate {
 
@@ -25,9 +26,16 @@ final class EndpointGate {
   private static final int SPINS = 64;
 
   private final AtomicInteger state = new AtomicInteger();
+  /** How deep the calling thread is inside progress. */
+  private final ThreadLocal<int[]> depth = ThreadLocal.withInitial(
+      () -> new int[1]);
 
   /** Enters the shared side (progress). */
   void enterShared() {
+    int[] d = depth.get();
+    if (d[0]++ > 0) {
+      return;
+    }
     int spins = 0;
     while (true) {
       int s = state.get();
@@ -39,11 +47,21 @@ final class EndpointGate {
   }
 
   void leaveShared() {
+    int[] d = depth.get();
+    if (--d[0] > 0) {
+      return;
+    }
     state.decrementAndGet();
   }
 
-  /** Enters the exclusive side (a send or a get). */
-  void enterExclusive() {
+  /**
+   * Enters the exclusive side (a send or a get), unless the calling thread
+   * is inside progress; returns whether it entered.
+   */
+  boolean enterExclusive() {
+    if (depth.get()[0] > 0) {
+      return false;
+    }
     int spins = 0;
     while (true) {
       int s = state.get();
@@ -56,10 +74,14 @@ final class EndpointGate {
     while ((state.get() & ~WRITER) != 0) {
       spins = pause(spins);
     }
+    return true;
   }
 
-  void leaveExclusive() {
-    state.addAndGet(-WRITER);
+  /** Leaves the exclusive side if {@code entered}. */
+  void leaveExclusive(boolean entered) {
+    if (entered) {
+      state.addAndGet(-WRITER);
+    }
   }
 
   private static int pause(int spins) {

@@ -202,7 +202,7 @@ public final class UcxEndpoint implements Closeable {
     inside.incrementAndGet();
     // No progress runs meanwhile: an endpoint UCX marked failed has had its
     // error callback, so the check below refuses it (see UcxWorker).
-    worker.enterOperation();
+    boolean gated = worker.enterOperation();
     try {
       IOException f = failure;
       if (f != null || closed.get()) {
@@ -219,7 +219,7 @@ public final class UcxEndpoint implements Closeable {
       messagesSent.incrementAndGet();
       return rc;
     } finally {
-      worker.leaveOperation();
+      worker.leaveOperation(gated);
       inside.decrementAndGet();
     }
   }
@@ -233,7 +233,7 @@ public final class UcxEndpoint implements Closeable {
   int get(long remote, long rkey, long local, int length, long slot)
       throws IOException {
     inside.incrementAndGet();
-    worker.enterOperation();
+    boolean gated = worker.enterOperation();
     try {
       IOException f = failure;
       if (f != null || closed.get()) {
@@ -248,7 +248,7 @@ public final class UcxEndpoint implements Closeable {
       }
       return rc;
     } finally {
-      worker.leaveOperation();
+      worker.leaveOperation(gated);
       inside.decrementAndGet();
     }
   }

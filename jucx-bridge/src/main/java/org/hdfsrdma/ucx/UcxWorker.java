@@ -243,16 +243,16 @@ public final class UcxWorker implements Closeable {
   /**
    * Enters the exclusive side of the gate between progress and endpoint
    * operations: no thread is inside progress until {@link #leaveOperation}.
-   * Never from inside progress (a message handler, a callback): that
-   * thread holds the shared side.
+   * From inside progress (a message handler, a callback) it enters nothing
+   * and returns false: UCX's worker lock already excludes other progress.
    */
-  void enterOperation() {
-    endpointGate.enterExclusive();
+  boolean enterOperation() {
+    return endpointGate.enterExclusive();
   }
 
   /** Leaves what {@link #enterOperation} entered. */
-  void leaveOperation() {
-    endpointGate.leaveExclusive();
+  void leaveOperation(boolean entered) {
+    endpointGate.leaveExclusive(entered);
   }
 
   /** The JUCX worker, for the control path (endpoints). */
