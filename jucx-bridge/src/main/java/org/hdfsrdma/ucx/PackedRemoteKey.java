@@ -26,7 +26,8 @@ package org.hdfsrdma.ucx;
  * Anything else (POSIX shared memory, whose file a writer could truncate
  * under a reader; xpmem; knem; unknown transports) is refused before UCX
  * parses it. Every 12-byte entry is reported to the caller, which checks the
- * segment with the kernel before the key is unpacked ({@link RemoteRegion}).
+ * segment with the kernel before the key is unpacked when its endpoint
+ * reaches the entry's memory domain ({@link RemoteRegion}).
  *
  * <p>A shape is not enough: UCX unpacks each entry with the code of the
  * transport its memory domain belongs to on the peer, whatever its length
@@ -45,12 +46,17 @@ final class PackedRemoteKey {
   static final int IB_ENTRY = 8;
   static final int SYSV_ENTRY = 12;
 
-  /** A SysV entry: the segment and the owner's address of its start. */
+  /**
+   * A SysV entry: the peer's memory domain it is packed for, the segment
+   * and the owner's address of its start.
+   */
   static final class SysvEntry {
+    final int memoryDomain;
     final int shmid;
     final long ownerAddress;
 
-    SysvEntry(int shmid, long ownerAddress) {
+    SysvEntry(int memoryDomain, int shmid, long ownerAddress) {
+      this.memoryDomain = memoryDomain;
       this.shmid = shmid;
       this.ownerAddress = ownerAddress;
     }
@@ -112,7 +118,7 @@ final class PackedRemoteKey {
             + " InfiniBand or SysV shared memory)";
       }
       if (len == SYSV_ENTRY && sysv != null) {
-        sysv.add(new SysvEntry((int) littleEndian(key, p + 1, 4),
+        sysv.add(new SysvEntry(md, (int) littleEndian(key, p + 1, 4),
             littleEndian(key, p + 5, 8)));
       }
       p += 1 + len;

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntPredicate;
 
@@ -40,7 +41,9 @@ import org.openucx.jucx.UcxUtils;
  * and is what the bytes are read through ({@link #reader()} is a buffer of
  * exactly the region's length, inside the segment). UCX is handed only the
  * key entries of the peer's memory domains this endpoint's lanes reach,
- * each of its transport's shape ({@link PackedRemoteKey#forEndpoint}).
+ * each of its transport's shape ({@link PackedRemoteKey#forEndpoint}); the
+ * segment of a domain it does not reach (a peer on another host, whose key
+ * still names its shared memory) is dropped unexamined.
  *
  * <p><b>Remote regions</b> (no direct mapping: RDMA hardware, where the NIC
  * enforces the key's bounds; or tcp, where UCX emulates gets with the
@@ -122,6 +125,23 @@ public final class RemoteRegion {
     }
     long regionBase = a.regionBase();
     long regionLength = a.regionLength();
+    // UCX unpacks each entry as its memory domain's transport: it is
+    // handed only entries of the domains this endpoint reaches, of their
+    // shape. A segment of a domain it does not reach (the peer's shared
+    // memory, seen from another host or IPC namespace) is never mapped, so
+    // it is neither examined nor attached: the kernel here may not know it,
+    // or know another segment under its id.
+    TransportReport lanes = TransportReport.parse(
+        NativeIntrospection.endpointInfo(replyEndpoint));
+    Map<Integer, String> reached = lanes.peerMemoryDomains();
+    byte[] forUcx;
+    try {
+      forUcx = PackedRemoteKey.forEndpoint(packed, reached);
+    } catch (MalformedDescriptorException e) {
+      throw new MalformedDescriptorException(e.getMessage() + " (region "
+          + a.regionId() + " from " + peer + ")");
+    }
+    segments.removeIf(s -> !reached.containsKey(s.memoryDomain));
     long[] attached = new long[segments.size()];
     int n = 0;
     long rkey = 0;
@@ -134,18 +154,6 @@ public final class RemoteRegion {
               + " named by " + peer + ": errno " + (-at));
         }
         attached[n++] = at;
-      }
-      // UCX unpacks each entry as its memory domain's transport: hand it
-      // only entries of the domains this endpoint reaches, of their shape.
-      TransportReport lanes = TransportReport.parse(
-          NativeIntrospection.endpointInfo(replyEndpoint));
-      byte[] forUcx;
-      try {
-        forUcx = PackedRemoteKey.forEndpoint(packed,
-            lanes.peerMemoryDomains());
-      } catch (MalformedDescriptorException e) {
-        throw new MalformedDescriptorException(e.getMessage() + " (region "
-            + a.regionId() + " from " + peer + ")");
       }
       ByteBuffer key = ByteBuffer.allocateDirect(forUcx.length + RKEY_PADDING);
       key.put(forUcx).clear();

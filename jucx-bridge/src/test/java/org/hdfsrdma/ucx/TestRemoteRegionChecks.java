@@ -273,6 +273,54 @@ public class TestRemoteRegionChecks {
     expectRefused(6, base, BUFFER, key(1L << posixMd, 0, 24), "is 24 bytes");
   }
 
+  /**
+   * A peer on another host packs its shared-memory segment into its keys
+   * too. An endpoint that reaches it over the network only never maps that
+   * segment, so the getter must not examine it: the kernel here does not
+   * know the segment (the chain's downstream DataNode on another host was
+   * refused with "cannot be examined: errno 22"), or knows another one
+   * under its id. Here the exposer's segment is this process's own, which
+   * the getter's policy does not vouch for: examined, it would be refused.
+   * The region is read by gets over tcp instead, and nothing attaches the
+   * segment.
+   */
+  @Test(timeout = 60_000)
+  public void testSegmentOfADomainTheEndpointDoesNotReachIsNotExamined()
+      throws Exception {
+    try (TestGetter far = new TestGetter(UcxTestUtils.TLS_TCP,
+            new RemoteRegion.Policy(id -> false, true));
+         TestExposer near = new TestExposer("tcp,sysv",
+             far.worker.address(), BUFFER, 2);
+         RegisteredBufferPool landing = new RegisteredBufferPool(
+             far.context, "landing", BUFFER, BUFFER, BUFFER, false)) {
+      long t = near.pool.acquire(1000);
+      UcxTestUtils.fill(near.pool.buffer(t), BUFFER, 23);
+      List<PackedRemoteKey.SysvEntry> sysv =
+          new ArrayList<PackedRemoteKey.SysvEntry>();
+      assertNull(PackedRemoteKey.inspect(near.pool.regionKey(
+          near.pool.regionId(t)), sysv));
+      assertEquals("the exposer's key names its segment", 1, sysv.size());
+      long attachedBefore = facts(sysv.get(0).shmid)[4];
+      UcxWorker.Driver farDriver = far.worker.registerDriver();
+      try {
+        near.announce(SESSION, 1, t);
+        near.describe(SESSION, 1, t, BUFFER, 1);
+        PacketDescriptor d = far.next(farDriver, WAIT_MS);
+        assertTrue(far.rejections.toString(), far.rejections.isEmpty());
+        RemoteRegion r = far.regions.get(1);
+        assertFalse(r + " is read by gets", r.isDirect());
+        assertEquals(attachedBefore, facts(sysv.get(0).shmid)[4]);
+        byte[] bytes = far.fetch(farDriver, d, landing, new StatusSlots(1),
+            WAIT_MS);
+        assertEquals(-1, UcxTestUtils.firstMismatch(ByteBuffer.wrap(bytes),
+            BUFFER, 23));
+      } finally {
+        far.worker.unregisterDriver(farDriver);
+        near.pool.release(t);
+      }
+    }
+  }
+
   // ------------------------------------------------------------ helpers
 
   /**
