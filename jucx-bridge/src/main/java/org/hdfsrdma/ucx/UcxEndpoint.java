@@ -53,6 +53,20 @@ public final class UcxEndpoint implements Closeable {
   /** How long close() waits for threads inside a send. */
   private static final long CLOSE_WAIT_MS = 5_000;
 
+  /**
+   * The closing flush's callback. JUCX's own default throws from
+   * {@code onError}, on whichever thread progresses: a flush that failed
+   * because the peer reset the connection ended a DataNode's progress
+   * thread.
+   */
+  private static final UcxCallback QUIET = new UcxCallback() {
+    @Override
+    public void onError(int status, String message) {
+      LOG.debug("Flush before closing a UCX endpoint failed: {} ({})",
+          message, status);
+    }
+  };
+
   private final UcxWorker worker;
   private final String peer;
   private final UcpEndpoint endpoint;
@@ -339,7 +353,7 @@ public final class UcxEndpoint implements Closeable {
     if (failure == null && wait) {
       // What was sent reaches the peer before the endpoint goes.
       try {
-        UcpRequest flush = endpoint.flushNonBlocking(new UcxCallback());
+        UcpRequest flush = endpoint.flushNonBlocking(QUIET);
         if (flush != null && !awaitCompletion(flush, deadline)) {
           LOG.debug("The UCX endpoint to {} did not flush in {} ms; closing"
               + " it anyway", peer, CLOSE_WAIT_MS);

@@ -77,6 +77,9 @@ public final class UcxWorker implements Closeable {
    */
   static final int MAX_SLEEP_MS = 100;
 
+  /** Exceptions that escaped a callback on the progress thread. */
+  private final AtomicLong callbackFailures = new AtomicLong();
+
   /** How often counted stray messages are reported, at most. */
   private static final long REPORT_INTERVAL_MS = 10_000;
 
@@ -528,8 +531,20 @@ public final class UcxWorker implements Closeable {
     LOG.debug("UCX worker {} progress thread started", name);
     try {
       while (!closing) {
-        runTasks();
-        if (progress() > 0) {
+        try {
+          runTasks();
+          if (progress() > 0) {
+            continue;
+          }
+        } catch (RuntimeException escaped) {
+          // A callback threw (none should): the worker still needs this
+          // thread, so the failure is reported and the loop goes on.
+          if (callbackFailures.getAndIncrement() == 0) {
+            LOG.error("UCX worker {}: a callback threw on the progress"
+                + " thread (later ones at DEBUG)", name, escaped);
+          } else {
+            LOG.debug("UCX worker {}: a callback threw", name, escaped);
+          }
           continue;
         }
         reportStrayMessages();
