@@ -30,7 +30,11 @@ import org.slf4j.LoggerFactory;
  * address a peer sent. Endpoints are created on the worker's progress
  * thread, never inside UCX's callback. A connection whose peer opens no
  * block within {@code dfs.datanode.rdma.unbound-connection-timeout-ms} is
- * closed; so is one idle that long after its last block. At most
+ * closed. One that opened a block stays while its peer lives, however long
+ * it idles: the peer keeps its end for its next block and greets only a new
+ * connection, so a connection forgotten here would leave that block with
+ * no endpoint back for its gets (a chain between hosts stalled for the get
+ * timeout whenever a feeder came back after the sweep). At most
  * {@link #MAX_CONNECTIONS} are known at once; older unused ones are
  * forgotten first.
  */
@@ -181,19 +185,22 @@ final class UcxConnections {
     }
   }
 
-  /** Closes connections idle past the timeout; the maintenance thread. */
+  /**
+   * Closes connections that opened no block within the timeout; the
+   * maintenance thread.
+   */
   void sweep() {
     long now = System.nanoTime();
     Iterator<Connection> it = byReplyEndpoint.values().iterator();
     while (it.hasNext()) {
       Connection c = it.next();
-      if (c.sessions.get() == 0 && now - c.lastUsedNanos > idleTimeoutNanos) {
+      if (!c.everBound && c.sessions.get() == 0
+          && now - c.lastUsedNanos > idleTimeoutNanos) {
         it.remove();
         closedIdle.incrementAndGet();
         UcxEndpoint e = c.endpoint;
-        LOG.debug("hdfs-rdma: closing a UCX connection {} after {} ms",
-            c.everBound ? "idle" : "that opened no block",
-            TimeUnit.NANOSECONDS.toMillis(now - c.lastUsedNanos));
+        LOG.debug("hdfs-rdma: closing a UCX connection that opened no block"
+            + " in {} ms", TimeUnit.NANOSECONDS.toMillis(now - c.createdNanos));
         if (e != null) {
           worker.execute(e::close);
         }

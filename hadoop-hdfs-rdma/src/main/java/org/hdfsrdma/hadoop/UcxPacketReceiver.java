@@ -582,13 +582,18 @@ public class UcxPacketReceiver extends PacketReceiver {
     while (true) {
       UcxConnections.Connection c =
           runtime.connections().get(session.boundEndpoint());
-      UcxEndpoint e = c == null ? null : c.endpoint;
+      if (c == null) {
+        // It greeted before its first block, so its connection was
+        // forgotten (more than MAX_CONNECTIONS): waiting would not help.
+        throw new IOException("hdfs-rdma: no UCX endpoint back to the"
+            + " client of " + session.description() + " for its gets: this"
+            + " DataNode no longer knows its connection");
+      }
+      UcxEndpoint e = c.endpoint;
       if (e != null && e.isUsable()) {
         return e;
       }
-      if (c != null) {
-        runtime.connections().connect(c);
-      }
+      runtime.connections().connect(c);
       if (System.nanoTime() > deadline) {
         throw new IOException("hdfs-rdma: no UCX endpoint back to the client"
             + " of " + session.description() + " for its gets");

@@ -868,6 +868,73 @@ public class TestUcxPacketReceiver {
         + " ms", slowest < TimeUnit.SECONDS.toNanos(5));
   }
 
+  /**
+   * A peer keeps its connection for its next block and greets only a new
+   * one, so a DataNode must not forget a connection that opened blocks
+   * because it idled: the next block would have no endpoint back for its
+   * gets (a chain between hosts stalled for the get timeout whenever a
+   * feeder came back after the sweep). A connection that never opened a
+   * block is still closed after the unbound timeout.
+   */
+  @Test(timeout = 120_000)
+  public void testAConnectionThatOpenedBlocksOutlivesTheUnboundTimeout()
+      throws Exception {
+    conf.setLong(
+        HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_UNBOUND_CONNECTION_TIMEOUT_MS_KEY,
+        200);
+    startTcp(true);
+    intruder = UcxTestClient.separate("tcp", runtime.workerAddress(),
+        AT + PACKET_SIZE, 1);
+    GenericTestUtils.waitFor(() -> runtime.connections().size() == 2, 10,
+        30_000);
+    long[] tokens = new long[2];
+    try {
+      for (int p = 0; p < tokens.length; p++) {
+        tokens[p] = client.fill(AT, CHECKSUMS + DATA, 400 + p);
+      }
+      long connection = -1;
+      for (int block = 0; block < 2; block++) {
+        UcxBlockSession s = open(16);
+        UcxPacketReceiver r = receiver(s, null, null);
+        try {
+          announce(tokens[0]);
+          for (int p = 0; p < tokens.length; p++) {
+            describe(client, tokens[p], p, 0);
+          }
+          for (int p = 0; p < tokens.length; p++) {
+            receive(r);
+            assertPacket(r, p, 400 + p);
+            UcxPacketReceiver.written(r);
+          }
+          assertFalse(s.region(1).isDirect());
+          if (block == 0) {
+            connection = s.boundEndpoint();
+          } else {
+            assertEquals("the same connection", connection,
+                s.boundEndpoint());
+          }
+        } finally {
+          r.close();
+        }
+        // Idle well past the timeout, then the sweep.
+        final long idleFrom = System.nanoTime();
+        GenericTestUtils.waitFor(() -> System.nanoTime() - idleFrom
+            > TimeUnit.MILLISECONDS.toNanos(600), 10, 30_000);
+        runtime.connections().sweep();
+        assertNotNull("the connection that opened a block is kept",
+            runtime.connections().get(connection));
+      }
+      assertEquals("only the connection that opened no block was closed",
+          1, runtime.connections().closedIdle());
+      assertEquals(1, runtime.connections().size());
+      assertEquals(2L * tokens.length * DATA, fetched());
+    } finally {
+      for (long t : tokens) {
+        client.pool.release(t);
+      }
+    }
+  }
+
   @Test(timeout = 120_000)
   public void testAbandonedGetsReturnTheirLandingBuffersOnClose()
       throws Exception {
