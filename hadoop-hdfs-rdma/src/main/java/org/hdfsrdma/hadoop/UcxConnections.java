@@ -30,11 +30,13 @@ import org.slf4j.LoggerFactory;
  * address a peer sent. Endpoints are created on the worker's progress
  * thread, never inside UCX's callback. A connection whose peer opens no
  * block within {@code dfs.datanode.rdma.unbound-connection-timeout-ms} is
- * closed. One that opened a block stays while its peer lives, however long
- * it idles: the peer keeps its end for its next block and greets only a new
- * connection, so a connection forgotten here would leave that block with
- * no endpoint back for its gets (a chain between hosts stalled for the get
- * timeout whenever a feeder came back after the sweep). At most
+ * closed. One that opened a block and has an endpoint back stays while its
+ * peer lives, however long it idles: the peer keeps its end for its next
+ * block and greets only a new connection, so a connection forgotten here
+ * would leave that block with no endpoint back for its gets (a chain
+ * between hosts stalled for the get timeout whenever a feeder came back
+ * after the sweep). One read directly needs no endpoint back and is
+ * forgotten once idle that long. At most
  * {@link #MAX_CONNECTIONS} are known at once; older unused ones are
  * forgotten first.
  */
@@ -57,6 +59,11 @@ final class UcxConnections {
     Connection(long replyEndpoint, byte[] address) {
       this.replyEndpoint = replyEndpoint;
       this.address = address;
+    }
+
+    /** Whether an endpoint back was made or is being made. */
+    synchronized boolean hasEndpointBack() {
+      return connecting || endpoint != null;
     }
   }
 
@@ -186,7 +193,8 @@ final class UcxConnections {
   }
 
   /**
-   * Closes connections that opened no block within the timeout; the
+   * Closes connections that opened no block within the timeout, and
+   * forgets idle ones that opened blocks but hold no endpoint back; the
    * maintenance thread.
    */
   void sweep() {
@@ -194,8 +202,19 @@ final class UcxConnections {
     Iterator<Connection> it = byReplyEndpoint.values().iterator();
     while (it.hasNext()) {
       Connection c = it.next();
-      if (!c.everBound && c.sessions.get() == 0
-          && now - c.lastUsedNanos > idleTimeoutNanos) {
+      if (c.sessions.get() > 0 || now - c.lastUsedNanos <= idleTimeoutNanos) {
+        continue;
+      }
+      if (c.everBound) {
+        // A peer read directly (shared memory) has no endpoint back here
+        // and its next block needs none: its entry is only bookkeeping,
+        // forgotten once idle so that a gone peer leaves nothing behind.
+        // One with an endpoint back stays until that endpoint fails: the
+        // peer reuses the connection for its next block's gets.
+        if (!c.hasEndpointBack()) {
+          it.remove();
+        }
+      } else {
         it.remove();
         closedIdle.incrementAndGet();
         UcxEndpoint e = c.endpoint;
