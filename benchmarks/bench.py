@@ -71,6 +71,8 @@ LABELS = {"stock": "stock", "jar": "jar", "ucx": "UCX"}
 LONG_LABELS = {"stock": "stock HDFS 2.9.2",
                "jar": "drop-in jar, UCX off (TCP)",
                "ucx": "hdfs-rdma (UCX get)"}
+DISTRIBUTIONS = ("auto", "fan-out", "chain", "hybrid")
+COMPARED = "ucx-"   # prefix of a --compare-distributions system
 
 PROFILES = {
     # CI: proves the harness works end to end, in a couple of minutes.
@@ -105,6 +107,7 @@ CLIENT_CPU_TARGET = 1.00                # client CPU/GiB UCX/jar
 SCALE_TARGET = 1.1                      # aggregate MiB/s UCX/stock, rep 3
 SCALE_TARGET_SIZE = 512 * MiB           # ... of 1, 2, 4, 8 writers of this
 CSW_TARGET = 1.00                       # context switches/packet UCX/stock
+DISTRIBUTION_TARGET = 1.05              # issue 11: UCX / fastest compared
 
 
 def in_large(size):
@@ -1336,6 +1339,24 @@ class Bench:
         self.interrupted = False
         self.ucx_totals = {}
         self.seq = 0
+        # --compare-distributions: one more UCX system per mode, writing to
+        # the ucx cluster, so that modes alternate within one run.
+        self.compared = [COMPARED + m
+                         for m in args.compare_distributions or ()]
+        self.labels = dict(LABELS)
+        self.long_labels = dict(LONG_LABELS)
+        if args.distribution or self.compared:
+            self.long_labels["ucx"] += ", distribution " + \
+                args.ucx_distribution
+        for s in self.compared:
+            mode = s[len(COMPARED):]
+            self.labels[s] = "UCX " + mode
+            self.long_labels[s] = "hdfs-rdma (UCX get), distribution " + mode
+
+    @property
+    def all_systems(self):
+        """Every system a summary has columns for, in alternation order."""
+        return list(SYSTEMS) + self.compared
 
     def fail(self, msg):
         """A harness failure: recorded, the run carries on where it can."""
@@ -1420,16 +1441,17 @@ class Bench:
             c.write_conf()
             self.clusters[name] = c
         stock, ucx = self.clusters["stock"], self.clusters["ucx"]
-        self.systems = list(SYSTEMS)
+        self.systems = list(SYSTEMS) + self.compared
         self.cluster_of = dict(stock=stock, jar=ucx, ucx=ucx)
+        self.cluster_of.update((s, ucx) for s in self.compared)
         prefix = hosts.prefix("client") if hosts else []
         # --ucx-tcp: the UCX client may use UCX's tcp transport, and is
         # made to fan out there (the policy would keep such pipelines on
         # TCP), so every pipeline goes by gets UCX emulates.
-        forced = ["-D", "dfs.rdma.ucx.tls=tcp", "-D",
-                  "dfs.rdma.ucx.allow-tcp=true", "-D",
-                  "dfs.client.rdma.distribution=fan-out"] \
-            if self.args.ucx_tcp else []
+        tcp = ["-D", "dfs.rdma.ucx.tls=tcp", "-D",
+               "dfs.rdma.ucx.allow-tcp=true"] if self.args.ucx_tcp else []
+        forced = tcp + (["-D", "dfs.client.rdma.distribution=fan-out"]
+                        if self.args.ucx_tcp else [])
         # --distribution: the shape every UCX pipeline is forced to (with
         # --ucx-tcp, instead of fan-out: a chain's gets over tcp are then
         # served by the DataNodes' CPUs).
@@ -1442,6 +1464,11 @@ class Bench:
                        prefix=prefix),
             ucx=Client("ucx", self.java, ucx.conf, cp, self.dropin, True,
                        prefix=prefix, generic=forced))
+        for s in self.compared:
+            self.clients[s] = Client(
+                s, self.java, ucx.conf, cp, self.dropin, True, prefix=prefix,
+                generic=tcp + ["-D", "dfs.client.rdma.distribution="
+                               + s[len(COMPARED):]])
         fmt = [c.format() for c in self.clusters.values()]
         done = self.procs.wait_all(fmt, 120)
         for c, p in zip(self.clusters.values(), fmt):
@@ -1659,7 +1686,7 @@ class Bench:
                 blocks_of(os.path.getsize(j["path"]), c.block_size)
                 for j in jobs)
             self.check_jar(jobs, delta, where, policy=True)
-        elif system == "ucx":
+        elif system == "ucx" or system in self.compared:
             self.ucx_expected_bytes += total * rep
             self.check_ucx(jobs, delta, total, rep, where)
         elif system == "jar":
@@ -2109,7 +2136,8 @@ def summarize(bench):
     summary = []
     for size, rep in keys:
         sel = {s: [r for r in rows if r["size_bytes"] == size
-                   and r["rep"] == rep and r["system"] == s] for s in SYSTEMS}
+                   and r["rep"] == rep and r["system"] == s]
+               for s in bench.all_systems}
         lims = [r for r in bench.limit_rows if r["size_bytes"] == size
                 and r["rep"] == rep]
         lim = median([r["limit_s"] for r in lims])
@@ -2117,7 +2145,7 @@ def summarize(bench):
         out = dict(size_bytes=size, size=human(size), rep=rep,
                    runs=min([len(sel[s]) for s in bench.systems] or [0]))
         m = {}
-        for s in SYSTEMS:
+        for s in bench.all_systems:
             for col in ("wall_s", "client_cpu_s", "dn_cpu_s"):
                 m[s, col] = median([r[col] for r in sel[s]])
             for who in ("client", "dn"):
@@ -2182,6 +2210,21 @@ def summarize(bench):
             ucx_bytes_expected=size * rep,
             jar_bytes_over_ucx_max=max(jar_ucx) if jar_ucx else None,
             transport="; ".join(transports))
+        # --compare-distributions: UCX's mode against each forced one, and
+        # against the fastest of them (issue 11's one-host target).
+        walls = {}
+        for c in bench.compared:
+            out["%s_wall_ratio" % c] = ratio(m[c, "wall_s"],
+                                             m["stock", "wall_s"])
+            out["ucx_over_%s_wall_ratio" % c] = ratio(m["ucx", "wall_s"],
+                                                      m[c, "wall_s"])
+            if m[c, "wall_s"] is not None:
+                walls[c] = m[c, "wall_s"]
+        if walls:
+            fastest = min(walls, key=walls.get)
+            out.update(fastest_compared=fastest,
+                       ucx_over_fastest_wall_ratio=ratio(
+                           m["ucx", "wall_s"], walls[fastest]))
         summary.append(out)
     for r in summary:
         for k, v in r.items():
@@ -2266,6 +2309,15 @@ def targets(bench, summary, scale_sum):
         add("context switches per packet, %s, UCX/stock (512 MiB-5 GiB)"
             % who, CSW_TARGET, "<=", [(where(r), r[key]) for r in rows],
             runs)
+    if bench.compared:
+        rows, runs = sel(lambda r: True)
+        add("issue 11: wall time, %s (%s) / the fastest of %s" % (
+            bench.labels["ucx"], bench.args.ucx_distribution,
+            ", ".join(bench.labels[c] for c in bench.compared)),
+            DISTRIBUTION_TARGET, "<=",
+            [("%s vs %s" % (where(r), bench.labels.get(
+                r.get("fastest_compared"), "n/a")),
+              r.get("ucx_over_fastest_wall_ratio")) for r in rows], runs)
     return out
 
 
@@ -2300,7 +2352,7 @@ def scale_summary(bench):
     for n, rep, size in keys:
         m = {}
         runs = []
-        for s in SYSTEMS:
+        for s in bench.all_systems:
             sel = [r for r in bench.scale_rows if r["writers"] == n and
                    r["rep"] == rep and r["system"] == s]
             if s in bench.systems:
@@ -2311,7 +2363,7 @@ def scale_summary(bench):
                 cpu=median([r["client_cpu_s"] for r in sel]))
         row = dict(writers=n, size=human(size), rep=rep,
                    runs=min(runs or [0]))
-        for s in SYSTEMS:
+        for s in bench.all_systems:
             row.update({"%s_aggregate_mib_s" % s: m[s]["agg"],
                         "%s_writer_latency_s" % s: m[s]["lat"],
                         "%s_client_cpu_s" % s: m[s]["cpu"]})
@@ -2396,22 +2448,23 @@ def per_system(r, fmt_key, present, digits=2):
 def write_summary_md(bench, summary, fit_rows, scale_sum, target_rows,
                      transfer):
     a = bench.args
-    present = bench.systems or list(SYSTEMS)
-    names = " / ".join(LABELS[s] for s in present)
+    present = bench.systems or bench.all_systems
+    labels, long_labels = bench.labels, bench.long_labels
+    names = " / ".join(labels[s] for s in present)
     where = "an existing cluster (--conf)" if bench.existing else \
         "embedded clusters"
     out = ["# Put latency: %s, on %s" % (
-        ", ".join(LONG_LABELS[s] for s in present), where), ""]
+        ", ".join(long_labels[s] for s in present), where), ""]
     out += ["- %s: %s" % (k, v) for k, v in machine_info(bench)]
     out += ["- systems: %s" % "; ".join(
-        "%s = %s" % (LABELS[s], LONG_LABELS[s]) for s in present)]
+        "%s = %s" % (labels[s], long_labels[s]) for s in present)]
     out += ["- skipped: %s: %s" % (s, why)
             for s, why in sorted(bench.skipped.items())]
     out += ["- profile: %s; sizes %s; replication %s; %d run(s) each, "
             "alternating %s; input files page-cached" % (
                 a.profile, ", ".join(human(s) for s in a.sizes),
                 ", ".join(map(str, a.reps)), a.runs, ", ".join(
-                    LABELS[s] for s in present)),
+                    labels[s] for s in present)),
             "- started %s, took %.1f min%s" % (bench.started, (
                 time.monotonic() - bench.t0) / 60,
                 "; INTERRUPTED: partial results" if bench.interrupted
@@ -2429,14 +2482,17 @@ def write_summary_md(bench, summary, fit_rows, scale_sum, target_rows,
                 " Limit = max(local copy x r, UCX fan-out of 64 KiB packets "
                 "to r getters)." if has_limit else ""), ""]
     header = ["size", "rep", "runs", "%s s" % names, "UCX/stock",
-              "jar/stock", "UCX/jar", "target"]
+              "jar/stock", "UCX/jar"] + [
+                  "UCX/%s" % labels[c] for c in bench.compared] + ["target"]
     if has_limit:
         header += ["limit s (copy / fan-out)", "put/limit %s" % names]
     rows = []
     for r in summary:
         row = [r["size"], str(r["rep"]), str(r["runs"]),
                per_system(r, "%s_wall_s", present), r["wall_ratio"],
-               r["jar_wall_ratio"], r["ucx_jar_wall_ratio"],
+               r["jar_wall_ratio"], r["ucx_jar_wall_ratio"]] + [
+                   r.get("ucx_over_%s_wall_ratio" % c)
+                   for c in bench.compared] + [
                "" if r["wall_target"] is None else "<= %.2f %s" % (
                    r["wall_target"], r["wall_result"] or "")]
         if has_limit:
@@ -2497,7 +2553,7 @@ def write_summary_md(bench, summary, fit_rows, scale_sum, target_rows,
         out.append(md_table(
             ["system", "rep", "metric", "slope s/GiB", "intercept s", "R²",
              "points", "sizes"],
-            [[LABELS[r["system"]], str(r["rep"]), r["metric"],
+            [[labels[r["system"]], str(r["rep"]), r["metric"],
               r["slope_s_per_gib"], r["intercept_s"], "%.4f" % r["r2"],
               str(r["points"]), r["sizes"]] for r in fit_rows]))
         out.append("")
@@ -2519,7 +2575,8 @@ def write_summary_md(bench, summary, fit_rows, scale_sum, target_rows,
               per_system(r, "%s_client_cpu_s", present)]
              for r in scale_sum]))
         out += ["", "Plot: [scale.png](scale.png)", ""]
-    out += ["## Targets (issue 9)", "",
+    out += ["## Targets (issue 9%s)" % (
+        " and 11" if bench.compared else ""), "",
             "Ratios of medians in this run; the issue asks for medians of "
             ">= %d runs. Reported, never enforced." % TARGET_RUNS, ""]
     out.append(md_table(
@@ -2567,8 +2624,10 @@ def plots(bench, summary, scale_sum):
         bench.note("python3-matplotlib is not installed: no plots")
         return
     colors = {"stock": "tab:blue", "jar": "tab:green", "ucx": "tab:orange"}
-    labels = LONG_LABELS
-    present = bench.systems or list(SYSTEMS)
+    colors.update(zip(bench.compared, ("tab:red", "tab:purple", "tab:brown",
+                                       "tab:pink")))
+    labels = bench.long_labels
+    present = bench.systems or bench.all_systems
     # The number above each size: UCX/stock, or UCX/jar without stock.
     base = "stock" if "stock" in present else "jar"
     ratio_key = "wall_ratio" if base == "stock" else "ucx_jar_wall_ratio"
@@ -2794,11 +2853,17 @@ def parse_args(argv):
                    help="with --hosts: the UCX client uses UCX's tcp "
                    "transport (fan-out by emulated gets) instead of its "
                    "policy (Hadoop's pipeline where gets are not one-sided)")
-    g.add_argument("--distribution", choices=("auto", "fan-out", "chain",
-                                              "hybrid"),
+    g.add_argument("--distribution", choices=DISTRIBUTIONS,
                    help="the UCX client's dfs.client.rdma.distribution "
                    "(default: the client's own, auto); chain and hybrid "
                    "make DataNodes fetch from each other")
+    g.add_argument("--compare-distributions", metavar="MODES",
+                   type=parse_list(str),
+                   help="more UCX systems in the alternation, one per mode "
+                   "(comma-separated, from %s), each forcing that "
+                   "distribution on the ucx cluster; the summary gives UCX "
+                   "over each and over the fastest (embedded clusters only)"
+                   % ", ".join(DISTRIBUTIONS))
     g.add_argument("--conf-self-test", action="store_true",
                    help="start a scratch UCX cluster in another process and "
                    "run --conf against it (tiny profile unless another is "
@@ -2827,6 +2892,25 @@ def parse_args(argv):
         ap.error("--ucx-tcp needs --hosts")
     if a.client_link and not a.hosts:
         ap.error("--client-link needs --hosts")
+    # The ucx system's distribution: --ucx-tcp forces fan-out unless
+    # --distribution says otherwise.
+    a.ucx_distribution = a.distribution or (
+        "fan-out" if a.ucx_tcp else "auto")
+    if a.compare_distributions:
+        modes = a.compare_distributions
+        bad = [m for m in modes if m not in DISTRIBUTIONS]
+        if bad:
+            ap.error("--compare-distributions: %s: not one of %s" % (
+                ", ".join(bad), ", ".join(DISTRIBUTIONS)))
+        if len(set(modes)) != len(modes) or a.ucx_distribution in modes:
+            ap.error("--compare-distributions: each mode once, and not the "
+                     "UCX system's own (%s)" % a.ucx_distribution)
+        if a.conf or a.conf_self_test:
+            ap.error("--compare-distributions needs embedded clusters: no "
+                     "--conf")
+        if a.hosts and not a.ucx_tcp:
+            ap.error("--compare-distributions with --hosts needs --ucx-tcp "
+                     "(UCX's tcp transport between the hosts)")
     if (a.conf or a.conf_self_test) and a.flamegraphs:
         ap.error("--flamegraphs profiles the embedded clusters only")
     if a.conf:
