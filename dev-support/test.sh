@@ -10,7 +10,14 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$here"
 rm -f hadoop-hdfs-rdma/target/ucx-totals.txt \
   hadoop-hdfs-rdma/target/ucx-totals-chain.txt
-mvn -B -ntp verify "$@"
+# Maven's output is kept: a test JVM that crashes writes why (a UCX
+# assertion, the JVM's fatal error banner) far above Maven's last lines.
+mkdir -p target
+mvnlog=target/test-sh-maven.log
+if ! mvn -B -ntp verify "$@" 2>&1 | tee "$mvnlog"; then
+  dev-support/crash-report.sh "$here" "$mvnlog"
+  exit 1
+fi
 
 # Hadoop's own tests: with the UCX path on, and on the stock jars.
 count() { # reports-dir
