@@ -63,7 +63,7 @@ public final class PacketForwarder implements Closeable {
   private final long timeoutMs;
   private final CompletableFuture<UcxEndpoint> connecting;
   private UcxEndpoint endpoint;
-  private final SendMemory memory = new SendMemory(RING, 1);
+  private final SendMemory memory;
   private final AnnouncedRegions announced = new AnnouncedRegions(1);
   private final RegionAnnouncement announcement = new RegionAnnouncement();
   private final PacketDescriptor descriptor = new PacketDescriptor();
@@ -95,6 +95,7 @@ public final class PacketForwarder implements Closeable {
     this.runtime = runtime;
     this.landing = runtime.landingPool();
     this.worker = runtime.worker();
+    this.memory = new SendMemory(worker, RING, 1);
     this.self = self;
     this.target = target;
     this.block = block;

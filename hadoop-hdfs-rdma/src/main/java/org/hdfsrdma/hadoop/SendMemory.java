@@ -20,8 +20,10 @@ import org.openucx.jucx.UcxUtils;
  *
  * <p>A send UCX had to queue (the receiver's queue was full) keeps its slot
  * until it ends; the slot's next user waits for it with {@link #await}.
- * Memory some of whose sends never ended (to a peer that died with its
- * queue full) must stay reachable until they do: UCX may still read it.
+ * Its worker keeps the memory after this object is dropped, for as long as
+ * such a send has not ended (to a peer that died with its queue full, until
+ * UCX fails or closes the endpoint): UCX may still read the bytes and will
+ * write the send's status ({@link UcxWorker#keepWhileInFlight}).
  */
 public final class SendMemory {
 
@@ -39,10 +41,11 @@ public final class SendMemory {
   private final StatusSlots announcementStatus;
 
   /**
+   * @param worker the worker whose endpoints send from this memory
    * @param ring descriptors in flight per destination
    * @param destinations how many sessions this memory sends to
    */
-  public SendMemory(int ring, int destinations) {
+  public SendMemory(UcxWorker worker, int ring, int destinations) {
     this.ringPerDestination = ring;
     this.destinations = destinations;
     this.ring = ByteBuffer.allocateDirect(ring * destinations
@@ -53,6 +56,8 @@ public final class SendMemory {
         * RegionAnnouncement.MAX_LENGTH).order(ByteOrder.BIG_ENDIAN);
     this.announcementsAddress = UcxUtils.getAddress(announcements);
     this.announcementStatus = new StatusSlots(destinations);
+    worker.keepWhileInFlight(this, new ByteBuffer[] {this.ring,
+        announcements}, ringStatus, announcementStatus);
   }
 
   /** Descriptors in flight per destination. */

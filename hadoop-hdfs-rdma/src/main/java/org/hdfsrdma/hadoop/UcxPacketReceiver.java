@@ -199,6 +199,8 @@ public class UcxPacketReceiver extends PacketReceiver {
     this.landingTokens = new long[window];
     java.util.Arrays.fill(landingTokens, RegisteredBufferPool.NO_LEASE);
     this.gets = new StatusSlots(window);
+    // A get still under way when this receiver is dropped completes later.
+    worker.keepWhileInFlight(this, null, gets);
     this.driver = worker.registerDriver();
     session.setDriver(driver);
   }

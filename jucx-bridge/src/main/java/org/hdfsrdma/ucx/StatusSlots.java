@@ -10,7 +10,9 @@ import org.openucx.jucx.UcxUtils;
  * int per operation in native memory, {@link NativeUcx#IN_PROGRESS} until
  * UCX's callback stores the final status (0 on success, a negative UCS
  * status on failure). A slot may be reused once its operation is over.
- * Allocated once; nothing per operation.
+ * Allocated once; nothing per operation. The owner registers the slots with
+ * the worker ({@link UcxWorker#keepWhileInFlight}): an operation may end
+ * after its owner was dropped, and its status must not land in freed memory.
  */
 public final class StatusSlots {
 

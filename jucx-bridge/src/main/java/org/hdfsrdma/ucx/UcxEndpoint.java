@@ -283,6 +283,8 @@ public final class UcxEndpoint implements Closeable {
         ownAddress.length));
     HelloMessage m = new HelloMessage().wrap(hello, 0, hello.capacity())
         .encode(ownAddress);
+    // A hello still queued when this endpoint is dropped completes later.
+    worker.keepWhileInFlight(this, hello, helloSlot);
     send(org.openucx.jucx.UcxUtils.getAddress(hello), m.length(),
         helloSlot.address(0));
   }

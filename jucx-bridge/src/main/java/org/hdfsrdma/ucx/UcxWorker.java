@@ -4,6 +4,7 @@ import java.io.Closeable;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -86,6 +87,17 @@ public final class UcxWorker implements Closeable {
   /** How long close() waits for drivers and the progress thread. */
   private static final long CLOSE_WAIT_MS = 10_000;
 
+  /** How often the progress thread sweeps {@link InFlightMemory}, at most. */
+  private static final long IN_FLIGHT_SWEEP_NANOS =
+      TimeUnit.MILLISECONDS.toNanos(100);
+
+  /**
+   * Operation memory of workers left allocated by {@link #close()} (a
+   * thread stayed inside): their operations may still complete into it.
+   */
+  private static final List<InFlightMemory> LEFT_ALLOCATED =
+      new java.util.concurrent.CopyOnWriteArrayList<InFlightMemory>();
+
   /** A thread that progresses this worker while it waits for its data. */
   public static final class Driver {
     final Thread thread;
@@ -143,6 +155,8 @@ public final class UcxWorker implements Closeable {
   private final java.util.Set<org.openucx.jucx.ucp.UcpRequest> closes =
       java.util.Collections.newSetFromMap(new java.util.concurrent
           .ConcurrentHashMap<org.openucx.jucx.ucp.UcpRequest, Boolean>());
+  private final InFlightMemory inFlight = new InFlightMemory();
+  private long lastInFlightSweep = System.nanoTime();
   private final AtomicLong sleeps = new AtomicLong();
   private final AtomicLong promotions = new AtomicLong();
   private volatile MessageHandler handler;
@@ -309,6 +323,34 @@ public final class UcxWorker implements Closeable {
    */
   void completeBeforeDestroy(org.openucx.jucx.ucp.UcpRequest request) {
     closes.add(request);
+  }
+
+  /**
+   * Keeps {@code memory} (buffers that sends started on this worker's
+   * endpoints carry) and {@code slots} (the status slots of those
+   * operations, and of gets) from the garbage collector for as long as
+   * {@code owner} is reachable, and after that until no slot is in progress
+   * or the worker is destroyed; see {@link InFlightMemory}. Once per owner,
+   * not per operation. {@code memory} may be null and must not refer to
+   * {@code owner}.
+   */
+  public void keepWhileInFlight(Object owner, Object memory,
+      StatusSlots... slots) {
+    inFlight.register(owner, memory, slots);
+  }
+
+  /**
+   * Sets of memory kept after their owner went, for operations still in
+   * progress, as of the progress thread's last look (at most about 100 ms
+   * ago while it runs).
+   */
+  public int orphanedOperationMemory() {
+    return inFlight.orphans();
+  }
+
+  /** The operation memory this worker keeps, for tests. */
+  InFlightMemory inFlightMemory() {
+    return inFlight;
   }
 
   /**
@@ -533,6 +575,7 @@ public final class UcxWorker implements Closeable {
       while (!closing) {
         try {
           runTasks();
+          sweepInFlight();
           if (progress() > 0) {
             continue;
           }
@@ -576,6 +619,15 @@ public final class UcxWorker implements Closeable {
     }
     LOG.debug("UCX worker {} progress thread ends after {} sleeps", name,
         sleeps.get());
+  }
+
+  /** Progress thread: lets go of operation memory no longer in use. */
+  private void sweepInFlight() {
+    long now = System.nanoTime();
+    if (now - lastInFlightSweep >= IN_FLIGHT_SWEEP_NANOS) {
+      lastInFlightSweep = now;
+      inFlight.sweep();
+    }
   }
 
   /**
@@ -705,6 +757,7 @@ public final class UcxWorker implements Closeable {
       LOG.error("UCX worker {}: a thread is still inside it after {} ms;"
           + " leaving it allocated rather than free it under that thread",
           name, CLOSE_WAIT_MS);
+      LEFT_ALLOCATED.add(inFlight);
       return;
     }
     // Let pending endpoint closes finish (the progress thread has stopped).
@@ -719,13 +772,17 @@ public final class UcxWorker implements Closeable {
       LOG.error("UCX worker {}: {} endpoint close(s) did not finish in {} ms;"
           + " leaving the worker allocated rather than abort", name,
           closes.size(), CLOSE_WAIT_MS);
+      LEFT_ALLOCATED.add(inFlight);
       return;
     }
     try {
       worker.close();
       NativeUcx.releaseHandlers(dispatchHandle);
+      // Destroyed: none of its operations can complete into memory now.
+      inFlight.clear();
     } catch (Throwable e) {
       LOG.warn("Closing UCX worker {} failed", name, e);
+      LEFT_ALLOCATED.add(inFlight);
     } finally {
       context.release();
     }

@@ -117,12 +117,6 @@ public final class UcxStreamerState {
   /** Whether the pipeline failed already (a bad ack): stop waiting. */
   private final java.util.function.BooleanSupplier pipelineFailed;
   private SendMemory memory;
-  /**
-   * Earlier send memory some of whose sends never ended (to a DataNode
-   * that died with its queue full): UCX may still read or complete them,
-   * so it stays reachable until they end.
-   */
-  private final List<SendMemory> retired = new ArrayList<SendMemory>();
   private final PacketDescriptor descriptor = new PacketDescriptor();
   private final RegionAnnouncement announcement = new RegionAnnouncement();
   private int nextSlot;
@@ -153,7 +147,7 @@ public final class UcxStreamerState {
         : errorState::hasError;
     this.worker = runtime == null ? null : runtime.worker();
     this.memory = runtime == null ? null
-        : new SendMemory(RING, MAX_PIPELINE);
+        : new SendMemory(worker, RING, MAX_PIPELINE);
   }
 
   /**
@@ -623,21 +617,13 @@ public final class UcxStreamerState {
   /**
    * Leaves send memory that sends which never ended (to a dead DataNode)
    * still hold to UCX, and takes fresh memory: reusing it would make the
-   * next pipeline wait for, and blame, a node that did nothing wrong.
+   * next pipeline wait for, and blame, a node that did nothing wrong. The
+   * worker keeps the old memory until those sends end (see SendMemory).
    * Called once per pipeline set-up.
    */
   private void retireBusyMemory() {
-    if (memory == null) {
-      return;
-    }
-    for (int i = retired.size() - 1; i >= 0; i--) {
-      if (!retired.get(i).inUse()) {
-        retired.remove(i);
-      }
-    }
-    if (memory.inUse()) {
-      retired.add(memory);
-      memory = new SendMemory(RING, MAX_PIPELINE);
+    if (memory != null && memory.inUse()) {
+      memory = new SendMemory(worker, RING, MAX_PIPELINE);
       nextSlot = 0;
     }
   }
