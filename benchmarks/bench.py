@@ -1796,6 +1796,18 @@ class Bench:
         for system in self.systems:
             self.put_batch(system, [(path, digest)], 3, "warmup", True)
 
+    def run_order(self, run):
+        """The systems in the order run `run` (from 1) measures them: the
+        alternation order, or with --rotate that order started at the
+        (run-1)-th system, so that over len(systems) runs each system is
+        measured once in each position and none always follows the
+        same one."""
+        order = list(self.systems)
+        if self.args.rotate and order:
+            k = (run - 1) % len(order)
+            order = order[k:] + order[:k]
+        return order
+
     def sweep(self):
         a = self.args
         for size in a.sizes:
@@ -1805,7 +1817,7 @@ class Bench:
                     verify = a.verify == "all" or (a.verify == "first"
                                                    and run == 1)
                     walls = {}
-                    for system in self.systems:
+                    for system in self.run_order(run):
                         tag = "put-%s-r%d-%d" % (human(size), rep, run)
                         jobs, _, dn_cpu, nn_cpu, delta, total = \
                             self.put_batch(system, [(path, digest)], rep,
@@ -2461,10 +2473,12 @@ def write_summary_md(bench, summary, fit_rows, scale_sum, target_rows,
     out += ["- skipped: %s: %s" % (s, why)
             for s, why in sorted(bench.skipped.items())]
     out += ["- profile: %s; sizes %s; replication %s; %d run(s) each, "
-            "alternating %s; input files page-cached" % (
+            "alternating %s%s; input files page-cached" % (
                 a.profile, ", ".join(human(s) for s in a.sizes),
                 ", ".join(map(str, a.reps)), a.runs, ", ".join(
-                    labels[s] for s in present)),
+                    labels[s] for s in present),
+                " (each run starting one system later)"
+                if getattr(a, "rotate", False) else ""),
             "- started %s, took %.1f min%s" % (bench.started, (
                 time.monotonic() - bench.t0) / 60,
                 "; INTERRUPTED: partial results" if bench.interrupted
@@ -2771,6 +2785,11 @@ def parse_args(argv):
     ap.add_argument("--no-scale", action="store_true",
                     help="skip the concurrent-writers study")
     ap.add_argument("--runs", type=int, help="runs per size and replication")
+    ap.add_argument("--rotate", action="store_true",
+                    help="start each run's alternation one system later, so "
+                    "that no system always runs after the same one "
+                    "(position bias); use a multiple of the system count "
+                    "as --runs")
     ap.add_argument("--sizes", type=parse_list(parse_size),
                     help="file sizes, e.g. 1M,16M,1G")
     ap.add_argument("--reps", type=parse_list(int),
