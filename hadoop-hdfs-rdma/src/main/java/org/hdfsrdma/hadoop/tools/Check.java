@@ -3,6 +3,7 @@ package org.hdfsrdma.hadoop.tools;
 import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
@@ -29,6 +30,7 @@ import org.apache.hadoop.conf.Configured;
 import org.apache.hadoop.fs.BlockLocation;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.hdfs.DistributedFileSystem;
@@ -85,6 +87,9 @@ public final class Check extends Configured implements Tool {
       + " [--client | --datanode] [--probe [--probe-path PATH]"
       + " [--probe-bytes N]]";
   private static final long BEAN_WAIT_MS = 10_000;
+  /** How long the probe waits for the NameNode to list every replica. */
+  private static final long REPLICAS_WAIT_MS = 10_000;
+  private static final long REPLICAS_POLL_MS = 100;
 
   private final PrintStream out;
   private int problems;
@@ -537,8 +542,8 @@ public final class Check extends Configured implements Tool {
       Map<String, Integer> blocks = new HashMap<String, Integer>();
       int replicas = 0;
       // Public API only: it is the same on every Hadoop the check may run.
-      for (BlockLocation b : dfs.getFileBlockLocations(
-          dfs.getFileStatus(path), 0, bytes)) {
+      for (BlockLocation b
+          : settledLocations(dfs, path, bytes, httpByXfer.size())) {
         for (String node : b.getNames()) {
           Long e = expected.get(node);
           expected.put(node, (e == null ? 0 : e) + b.getLength());
@@ -577,6 +582,50 @@ public final class Check extends Configured implements Tool {
         dfs.delete(path, false);
       } catch (IOException e) {
         finding(Level.WARN, "probe", "cannot delete " + path + ": " + e);
+      }
+    }
+  }
+
+  /**
+   * The probe file's block locations once the NameNode knows as many
+   * replicas of each block as the file asks for (or as there are live
+   * DataNodes, when known), or after {@link #REPLICAS_WAIT_MS} with a
+   * warning. A file closes once each block has its minimum replication;
+   * the other DataNodes report their replicas a heartbeat later, so
+   * locations read right after the close can list fewer, and the probe
+   * would leave their counters unchecked.
+   */
+  private BlockLocation[] settledLocations(DistributedFileSystem dfs,
+      Path path, long bytes, int liveDataNodes) throws IOException {
+    FileStatus status = dfs.getFileStatus(path);
+    int want = status.getReplication();
+    if (liveDataNodes > 0) {
+      want = Math.min(want, liveDataNodes);
+    }
+    long deadline = System.nanoTime()
+        + TimeUnit.MILLISECONDS.toNanos(REPLICAS_WAIT_MS);
+    while (true) {
+      BlockLocation[] locations = dfs.getFileBlockLocations(status, 0, bytes);
+      int fewest = want;
+      for (BlockLocation b : locations) {
+        fewest = Math.min(fewest, b.getNames().length);
+      }
+      if (fewest >= want) {
+        return locations;
+      }
+      if (System.nanoTime() - deadline >= 0) {
+        finding(Level.WARN, "probe", "after " + REPLICAS_WAIT_MS + " ms the"
+            + " NameNode lists " + fewest + " of " + want + " replicas of a"
+            + " block of " + path + "; only the DataNodes it lists are"
+            + " checked");
+        return locations;
+      }
+      try {
+        Thread.sleep(REPLICAS_POLL_MS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new InterruptedIOException("interrupted while waiting for the"
+            + " replicas of " + path);
       }
     }
   }

@@ -129,8 +129,12 @@ public final class AgentCluster implements Closeable {
   /**
    * Starts a NameNode and {@code numDataNodes} DataNodes with the agent and
    * waits until every DataNode serves the UCX path (its bean is up).
+   *
+   * @param site hdfs-site.xml settings ({key, value}) besides the defaults
+   *     here and {@link #UCX_SITE}
    */
-  AgentCluster(String name, int numDataNodes) throws Exception {
+  AgentCluster(String name, int numDataNodes, String[]... site)
+      throws Exception {
     work = GenericTestUtils.getTestDir(name + "-" + System.nanoTime());
     conf = new File(work, "conf");
     assertTrue(conf.mkdirs());
@@ -153,6 +157,7 @@ public final class AgentCluster implements Closeable {
             {"dfs.datanode.http.address", "127.0.0.1:0"},
             {"dfs.datanode.ipc.address", "127.0.0.1:0"}}));
     hdfs.addAll(Arrays.asList(UCX_SITE));
+    hdfs.addAll(Arrays.asList(site));
     write(new File(conf, "hdfs-site.xml"),
         xml(hdfs.toArray(new String[0][])));
     write(new File(conf, "log4j.properties"),

@@ -32,7 +32,12 @@ public class TestCheckCommand {
 
   @BeforeClass
   public static void startCluster() throws Exception {
-    cluster = new AgentCluster("check", 3);
+    // DataNodes report new replicas to the NameNode once a second, as busy
+    // ones do late: a file closes once one replica is reported, and the
+    // probe must still find and check all three.
+    cluster = new AgentCluster("check", 3,
+        new String[] {"dfs.blockreport.incremental.intervalMsec", "1000"},
+        new String[] {"dfs.heartbeat.interval", "1"});
   }
 
   @AfterClass
