@@ -274,6 +274,21 @@ public final class UcxBlockSession implements Closeable, UcxWorker.Readiness {
   /** Unregisters the session and releases its regions. Idempotent. */
   @Override
   public void close() {
+    close(true);
+  }
+
+  /**
+   * Unregisters the session and keeps its regions' remote keys unpacked for
+   * good: for a receiver giving up with a get UCX still holds, which may yet
+   * be sent with one of those keys (destroying a key under a queued get is
+   * a use after free). Costs the keys' memory; only gets that outlived
+   * their timeout come here. Idempotent, like {@link #close()}.
+   */
+  void closeKeepingRegions() {
+    close(false);
+  }
+
+  private void close(boolean releaseRegions) {
     synchronized (this) {
       if (closed) {
         return;
@@ -281,7 +296,9 @@ public final class UcxBlockSession implements Closeable, UcxWorker.Readiness {
       closed = true;
       for (int i = 0; i < regions.length; i++) {
         if (regions[i] != null) {
-          regions[i].release();
+          if (releaseRegions) {
+            regions[i].release();
+          }
           regions[i] = null;
         }
       }

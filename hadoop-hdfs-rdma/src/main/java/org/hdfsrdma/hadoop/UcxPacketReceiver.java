@@ -655,10 +655,12 @@ public class UcxPacketReceiver extends PacketReceiver {
 
   /**
    * Closes the session and returns landing buffers once their gets are
-   * over (a get that never completes keeps its buffer out of the pool
-   * rather than let a late completion write into a reused one). Counts the
-   * block as received over UCX when its packets came by UCX, over TCP when
-   * they came on the socket, and not at all when none came.
+   * over. A get that never completes keeps its buffer out of the pool
+   * rather than let a late completion write into a reused one, and the
+   * client's remote keys unpacked rather than let a late send of the get
+   * use a destroyed one. Counts the block as received over UCX when its
+   * packets came by UCX, over TCP when they came on the socket, and not at
+   * all when none came.
    */
   @Override
   public void close() {
@@ -666,6 +668,7 @@ public class UcxPacketReceiver extends PacketReceiver {
       return;
     }
     closed = true;
+    boolean getPending = false;
     try {
       for (int i = 0; i < window; i++) {
         long token = landingTokens[i];
@@ -678,8 +681,10 @@ public class UcxPacketReceiver extends PacketReceiver {
         if (!gets.inProgress(i)) {
           runtime.landingPool().release(token);
         } else {
+          getPending = true;
           LOG.warn("hdfs-rdma: a get of {} is still pending after {} ms;"
-              + " its landing buffer stays out of the pool",
+              + " its landing buffer stays out of the pool and the"
+              + " client's remote keys stay unpacked",
               session.description(), timeoutMs + 2000);
         }
         landingTokens[i] = RegisteredBufferPool.NO_LEASE;
@@ -690,7 +695,11 @@ public class UcxPacketReceiver extends PacketReceiver {
         forwarder.close();
       }
       worker.unregisterDriver(driver);
-      session.close();
+      if (getPending) {
+        session.closeKeepingRegions();
+      } else {
+        session.close();
+      }
       UcxConnections.unbound(connection);
       if (overSocket != null) {
         runtime.countReceivedBlock(false);

@@ -25,10 +25,12 @@ import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.Random;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
+import com.google.common.util.concurrent.Uninterruptibles;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.protocol.datatransfer.PacketHeader;
 import org.apache.hadoop.net.SocketInputStream;
@@ -965,6 +967,60 @@ public class TestUcxPacketReceiver {
       }
     }
     assertEquals(landingInUse, landing.metrics().inUseBytes());
+  }
+
+  /**
+   * A client that stops serving its memory (frozen, not dead: its
+   * connection stays up) leaves a get queued past the get timeout. Closing
+   * the block then keeps the client's remote key unpacked: UCX may still
+   * send that get with it, and a key destroyed under a queued get is a use
+   * after free. Thawed, the client serves the get into the landing buffer
+   * the receiver kept out of the pool.
+   */
+  @Test(timeout = 120_000)
+  public void testAGetPendingAtCloseKeepsTheClientsRemoteKey()
+      throws Exception {
+    conf.setLong(HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_GET_TIMEOUT_MS_KEY,
+        1000);
+    startTcp(true);
+    UcxBlockSession s = open(16);
+    UcxPacketReceiver r = receiver(s, null, null);
+    long token = client.fill(AT, CHECKSUMS + DATA, 400);
+    CountDownLatch frozen = new CountDownLatch(1);
+    CountDownLatch thaw = new CountDownLatch(1);
+    try {
+      announce(token);
+      describe(client, token, 0, 0);
+      // A first packet: the endpoint back to the client is up.
+      receive(r);
+      assertPacket(r, 0, 400);
+      UcxPacketReceiver.written(r);
+      RemoteRegion region = s.region(1);
+      assertFalse("tcp: read with gets, not directly", region.isDirect());
+      // The client's progress thread stops; its tcp transport serves no get.
+      client.worker.execute(() -> {
+        frozen.countDown();
+        Uninterruptibles.awaitUninterruptibly(thaw);
+      });
+      assertTrue(frozen.await(30, TimeUnit.SECONDS));
+      describe(client, token, 1, 0);
+      GenericTestUtils.waitFor(() -> s.queued() == 1, 10, 30_000);
+      try {
+        receive(r);
+        fail("a get from a frozen client completed");
+      } catch (SocketTimeoutException expected) {
+        assertTrue(expected.getMessage(),
+            expected.getMessage().contains("did not complete in 1000 ms"));
+      }
+      r.close();
+      // Released, the region would refuse a new reference.
+      region.retain();
+      region.release();
+    } finally {
+      thaw.countDown();
+      r.close();
+      client.pool.release(token);
+    }
   }
 
   @Test(timeout = 120_000)
