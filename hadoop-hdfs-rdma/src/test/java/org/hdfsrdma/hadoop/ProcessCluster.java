@@ -16,6 +16,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -66,6 +67,9 @@ final class ProcessCluster implements Closeable {
       return "127.0.0.1:" + xferPort;
     }
   }
+
+  /** Log lines per DataNode in a report of DataNodes that are not live. */
+  private static final int REPORT_LINES = 15;
 
   private final File work;
   private final List<Process> daemons = new ArrayList<Process>();
@@ -255,11 +259,47 @@ final class ProcessCluster implements Closeable {
           return false;
         }
       }, 500, 120_000);
+    } catch (TimeoutException e) {
+      fs.close();
+      // The cluster's directory, logs included, goes with close().
+      TimeoutException why = new TimeoutException("fewer than " + live
+          + " DataNodes live after 120 s" + dataNodeReport());
+      why.initCause(e);
+      throw why;
     } catch (Exception e) {
       fs.close();
       throw e;
     }
     return fs;
+  }
+
+  /**
+   * Per DataNode: whether its JVM runs (or its exit code) and the warnings
+   * and errors of its log, last {@link #REPORT_LINES} of them.
+   */
+  private String dataNodeReport() {
+    StringBuilder b = new StringBuilder();
+    for (DataNodeProcess d : dataNodes) {
+      b.append("\n").append(d.name).append(" (").append(d.xferAddress())
+          .append("): ").append(d.process.isAlive() ? "running"
+              : "exited " + d.process.exitValue());
+      List<String> notable = new ArrayList<String>();
+      try {
+        for (String line : log(d.name).split("\n")) {
+          if (line.contains(" WARN ") || line.contains(" ERROR ")
+              || line.contains(" FATAL ") || line.startsWith("Caused by")) {
+            notable.add(line);
+          }
+        }
+      } catch (IOException e) {
+        notable.add("(no log: " + e + ")");
+      }
+      for (String line : notable.subList(
+          Math.max(0, notable.size() - REPORT_LINES), notable.size())) {
+        b.append("\n  ").append(line);
+      }
+    }
+    return b.toString();
   }
 
   /** The pid of a started JVM. */
