@@ -48,12 +48,17 @@ public final class FreePorts {
     }
   }
 
-  /** The low end of the kernel's ephemeral port range (Linux), or 0. */
-  private static int ephemeralLow() {
+  /**
+   * The low end of the kernel's ephemeral port range (Linux), or 0. Read in
+   * one call: the kernel answers a read of this file at an offset past 0
+   * with end of file, so {@code Files.readAllBytes}, which reads one byte
+   * first, saw "3" and every port came from the ephemeral range.
+   */
+  static int ephemeralLow() {
     try {
-      String range = new String(Files.readAllBytes(
-          Paths.get("/proc/sys/net/ipv4/ip_local_port_range")),
-          StandardCharsets.US_ASCII).trim();
+      String range = Files.readAllLines(
+          Paths.get("/proc/sys/net/ipv4/ip_local_port_range"),
+          StandardCharsets.US_ASCII).get(0).trim();
       return Integer.parseInt(range.split("\\s+")[0]);
     } catch (IOException | RuntimeException e) {
       return 0;
