@@ -42,6 +42,11 @@ public class TestConnectCloseCycles {
   private static final int WARM_UP = 10;
   private static final int SIZE = 4096;
   private static final long WAIT_MS = 30_000;
+  /**
+   * How long the SysV mapping count must stay put to count as settled:
+   * longer than an idle progress thread's sleep.
+   */
+  private static final long SETTLE_MS = 500;
 
   @Before
   public void checkUcx() {
@@ -114,10 +119,11 @@ public class TestConnectCloseCycles {
       for (int i = 0; i < CYCLES; i++) {
         long t0 = System.nanoTime();
         if (i == WARM_UP) {
+          // First: it waits for the last session's endpoints to go.
+          attachmentsBefore = settledSysvAttachments();
           threadsBefore = threadCount();
           tasksBefore = osThreads();
           fdsBefore = UcxTestUtils.openFileDescriptors();
-          attachmentsBefore = sysvAttachments();
           dependentsBefore = getter.context.openDependents();
         }
         UcxEndpoint e = UcxEndpoint.connect(client, getterAddress, "getter",
@@ -159,8 +165,8 @@ public class TestConnectCloseCycles {
     final int threadLimit = threadsBefore;
     UcxTestUtils.waitFor(() -> threadCount() <= threadLimit, 10_000,
         "threads back to " + threadLimit + " (now " + threadCount() + ")");
+    int attachmentsAfter = settledSysvAttachments();
     int fdsAfter = UcxTestUtils.openFileDescriptors();
-    int attachmentsAfter = sysvAttachments();
     int tasksAfter = osThreads();
     LOG.info("{}: {} sessions in {} ms ({} us each); Java threads {} -> {},"
         + " OS threads {} -> {}, file descriptors {} -> {}, SysV mappings {}"
@@ -237,6 +243,33 @@ public class TestConnectCloseCycles {
 
   private static int threadCount() {
     return ManagementFactory.getThreadMXBean().getThreadCount();
+  }
+
+  /**
+   * {@link #sysvAttachments()} once the endpoints closed last are gone. UCX
+   * 1.13 destroys a closed endpoint's transport endpoints, and with them its
+   * mappings of the peer's segments, on a later progress of the worker
+   * (ucp_worker_discard_uct_ep), so a count taken right after a close may
+   * still include the last session's (up to 4 here, both sides in this
+   * JVM). Waits until the count stays put for {@link #SETTLE_MS}, at most
+   * {@link #WAIT_MS}.
+   */
+  private static int settledSysvAttachments()
+      throws IOException, InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MS);
+    long settle = TimeUnit.MILLISECONDS.toNanos(SETTLE_MS);
+    int count = sysvAttachments();
+    long since = System.nanoTime();
+    while (System.nanoTime() - since < settle
+        && System.nanoTime() < deadline) {
+      Thread.sleep(10);
+      int now = sysvAttachments();
+      if (now != count) {
+        count = now;
+        since = System.nanoTime();
+      }
+    }
+    return count;
   }
 
   /** This process's SysV shared-memory mappings. */
