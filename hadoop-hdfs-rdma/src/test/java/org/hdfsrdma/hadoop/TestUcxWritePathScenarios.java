@@ -26,6 +26,7 @@ import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.FileUtil;
 import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.hdfs.DFSConfigKeys;
 import org.apache.hadoop.hdfs.DFSTestUtil;
 import org.apache.hadoop.hdfs.DistributedFileSystem;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
@@ -82,7 +83,11 @@ public class TestUcxWritePathScenarios {
   }
 
   private void start(int dataNodes) throws Exception {
-    cluster = new MiniDFSCluster.Builder(TestUcxWritePath.ucxConf())
+    start(dataNodes, TestUcxWritePath.ucxConf());
+  }
+
+  private void start(int dataNodes, Configuration conf) throws Exception {
+    cluster = new MiniDFSCluster.Builder(conf)
         .numDataNodes(dataNodes).build();
     cluster.waitActive();
     fs = cluster.getFileSystem();
@@ -169,7 +174,13 @@ public class TestUcxWritePathScenarios {
 
   @Test(timeout = 300_000)
   public void testEightConcurrentWriters() throws Exception {
-    start(3);
+    Configuration conf = TestUcxWritePath.ucxConf();
+    // Eight writers on three DataNodes: the NameNode would skip a DataNode
+    // with more than twice the average transfers ("NODE_TOO_BUSY") and
+    // place some blocks on two, so not 3 replicas of every byte.
+    conf.setBoolean(DFSConfigKeys.DFS_NAMENODE_REPLICATION_CONSIDERLOAD_KEY,
+        false);
+    start(3, conf);
     ExecutorService pool = Executors.newFixedThreadPool(8);
     long before = fetched();
     try {
@@ -341,7 +352,7 @@ public class TestUcxWritePathScenarios {
 
     public static void main(String[] args) throws Exception {
       Configuration conf = new Configuration();
-      conf.setLong(org.apache.hadoop.hdfs.DFSConfigKeys.DFS_BLOCK_SIZE_KEY,
+      conf.setLong(DFSConfigKeys.DFS_BLOCK_SIZE_KEY,
           BLOCK_SIZE);
       conf.setBoolean(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY, true);
       conf.set(HdfsRdmaConfigKeys.DFS_RDMA_UCX_TLS_KEY, "tcp");
