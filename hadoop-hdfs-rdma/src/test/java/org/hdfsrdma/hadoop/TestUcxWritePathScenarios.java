@@ -242,6 +242,29 @@ public class TestUcxWritePathScenarios {
         fetched() - afterStop >= 3L * (data.length - BLOCK_SIZE / 2));
   }
 
+  /**
+   * A replica the NameNode asks for after the write (here: the file's
+   * replication raised) is copied DataNode to DataNode by Hadoop's own
+   * transfer, which the UCX path must leave working.
+   */
+  @Test(timeout = 300_000)
+  public void testReplicationRaisedAfterTheWrite() throws Exception {
+    start(3);
+    Path path = new Path("/raised");
+    byte[] data = random(2 * BLOCK_SIZE + 4321, 11);
+    long before = fetched();
+    try (FSDataOutputStream out = fs.create(path, (short) 2)) {
+      out.write(data);
+    }
+    assertEquals("two replicas by get", 2L * data.length, fetched() - before);
+    assertTrue(fs.setReplication(path, (short) 3));
+    DFSTestUtil.waitReplication(fs, path, (short) 3);
+    assertEquals("the third replica was copied, not fetched",
+        2L * data.length, fetched() - before);
+    assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs, path));
+    assertHealthy("/raised");
+  }
+
   @Test(timeout = 300_000)
   public void testPipelineThroughADataNodeWithoutUcxStaysOnTcp()
       throws Exception {
