@@ -20,6 +20,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataOutputStream;
@@ -117,11 +118,25 @@ public class TestUcxWritePathScenarios {
     return Math.max(1, (size + BLOCK_SIZE - 1) / BLOCK_SIZE);
   }
 
-  private String fsck(String path) throws Exception {
+  private String fsck(String... args) throws Exception {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ToolRunner.run(new DFSck(cluster.getConfiguration(0),
-        new PrintStream(out, true)), new String[] {path});
+        new PrintStream(out, true)), args);
     return out.toString();
+  }
+
+  /**
+   * {@link DFSTestUtil#waitReplication} (40 s), failing with where the
+   * NameNode has each block's replicas: the test's log is gone by the time
+   * a CI run is read.
+   */
+  private void waitReplication(Path path, int replicas) throws Exception {
+    try {
+      DFSTestUtil.waitReplication(fs, path, (short) replicas);
+    } catch (TimeoutException e) {
+      throw new AssertionError(e.getMessage() + "; fsck: " + fsck(
+          path.toString(), "-files", "-blocks", "-locations"), e);
+    }
   }
 
   private void assertHealthy(String path) throws Exception {
@@ -157,7 +172,7 @@ public class TestUcxWritePathScenarios {
       out.write(third);
       out.hflush();
     }
-    DFSTestUtil.waitReplication(fs, path, (short) 3);
+    waitReplication(path, 3);
     byte[] expected = new byte[first.length + second.length + third.length];
     System.arraycopy(first, 0, expected, 0, first.length);
     System.arraycopy(second, 0, expected, first.length, second.length);
@@ -234,7 +249,7 @@ public class TestUcxWritePathScenarios {
       out.write(data, BLOCK_SIZE / 2, data.length - BLOCK_SIZE / 2);
     }
     assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs, path));
-    DFSTestUtil.waitReplication(fs, path, (short) 3);
+    waitReplication(path, 3);
     assertHealthy("/recovery");
     // The recovered pipeline (a new generation stamp, a new session per
     // node) went on over UCX: the rest reached three replicas by get.
@@ -258,7 +273,7 @@ public class TestUcxWritePathScenarios {
     }
     assertEquals("two replicas by get", 2L * data.length, fetched() - before);
     assertTrue(fs.setReplication(path, (short) 3));
-    DFSTestUtil.waitReplication(fs, path, (short) 3);
+    waitReplication(path, 3);
     assertEquals("the third replica was copied, not fetched",
         2L * data.length, fetched() - before);
     assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs, path));
@@ -451,7 +466,7 @@ public class TestUcxWritePathScenarios {
       out.write(data, BLOCK_SIZE / 2, data.length - BLOCK_SIZE / 2);
     }
     assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs, path));
-    DFSTestUtil.waitReplication(fs, path, (short) 3);
+    waitReplication(path, 3);
     assertHealthy("/ucx-lost");
     // The first block finished over the socket after its recovery; the
     // second went over UCX again, on a new connection.
