@@ -26,6 +26,8 @@ import org.apache.hadoop.fs.FileUtil;
 import org.apache.hadoop.hdfs.DistributedFileSystem;
 import org.apache.hadoop.hdfs.protocol.HdfsConstants.DatanodeReportType;
 import org.apache.hadoop.test.GenericTestUtils;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A NameNode and DataNodes, each its own JVM on this test's class path (so
@@ -35,6 +37,9 @@ import org.apache.hadoop.test.GenericTestUtils;
  * directory.
  */
 final class ProcessCluster implements Closeable {
+
+  private static final Logger LOG =
+      LoggerFactory.getLogger(ProcessCluster.class);
 
   /** What a started JVM runs. */
   enum Jvm {
@@ -311,35 +316,70 @@ final class ProcessCluster implements Closeable {
     }
   }
 
-  /** A process's resident set size in bytes, from /proc. */
-  static long rss(long pid) throws IOException {
-    for (String line : Files.readAllLines(new File("/proc/" + pid
-        + "/status").toPath(), StandardCharsets.UTF_8)) {
-      if (line.startsWith("VmRSS:")) {
-        return Long.parseLong(line.replaceAll("\\D", "")) * 1024;
-      }
-    }
-    throw new IOException("no VmRSS for " + pid);
-  }
-
   /**
-   * A DataNode's memory after a full collection: its Java heap in use, and
-   * what the process holds outside the memory the JVM committed for heap
-   * and non-heap (UCX, malloc, thread stacks): the two places a flood
-   * could leave something behind.
+   * A DataNode's memory once a full collection ran and malloc returned its
+   * free memory to the system: its Java heap in use, and the resident
+   * memory of every mapping outside the Java heap (UCX, malloc, thread
+   * stacks, metaspace, code): the two places a flood could leave something
+   * behind. Only what something still holds counts: neither the heap pages
+   * the collector happened to touch nor the free memory malloc happened to
+   * keep moves the second figure.
    */
   static long[] retainedMemory(DataNodeProcess d) throws Exception {
-    Process gc = new ProcessBuilder(System.getProperty("java.home")
-        + "/bin/jcmd", String.valueOf(pid(d.process)), "GC.run")
-        .redirectErrorStream(true)
-        .redirectOutput(new File("/dev/null")).start();
-    if (!gc.waitFor(60, TimeUnit.SECONDS) || gc.exitValue() != 0) {
-      throw new IOException("jcmd GC.run failed for " + d.name);
+    long pid = pid(d.process);
+    jcmd(pid, "GC.run");
+    Matcher heap = Pattern.compile(
+        "heap .*\\[0x([0-9a-f]+), 0x([0-9a-f]+)\\)")
+        .matcher(jcmd(pid, "GC.heap_info"));
+    if (!heap.find()) {
+      throw new IOException("no heap range in jcmd GC.heap_info of "
+          + d.name);
     }
-    long[] heap = memoryUsage(d, "HeapMemoryUsage");
-    long[] nonHeap = memoryUsage(d, "NonHeapMemoryUsage");
-    return new long[] {heap[0],
-        rss(pid(d.process)) - heap[1] - nonHeap[1]};
+    try {
+      jcmd(pid, "System.trim_native_heap");
+    } catch (IOException e) {
+      // A JDK without the command: malloc's free memory stays counted.
+      LOG.warn("malloc's free memory counted as retained", e);
+    }
+    return new long[] {memoryUsage(d, "HeapMemoryUsage")[0],
+        residentOutside(pid, Long.parseUnsignedLong(heap.group(1), 16),
+            Long.parseUnsignedLong(heap.group(2), 16))};
+  }
+
+  /** What {@code jcmd pid command} printed. */
+  private static String jcmd(long pid, String command) throws Exception {
+    Process p = new ProcessBuilder(System.getProperty("java.home")
+        + "/bin/jcmd", String.valueOf(pid), command)
+        .redirectErrorStream(true).start();
+    String out = new String(readAll(p.getInputStream()),
+        StandardCharsets.UTF_8);
+    if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0
+        || out.contains("Unknown diagnostic command")) {
+      throw new IOException("jcmd " + pid + " " + command + " failed: "
+          + out);
+    }
+    return out;
+  }
+
+  /** Resident bytes of a process's mappings outside [from, to). */
+  static long residentOutside(long pid, long from, long to)
+      throws IOException {
+    Pattern mapping = Pattern.compile("^([0-9a-f]+)-([0-9a-f]+) ");
+    long total = 0;
+    boolean outside = false;
+    for (String line : Files.readAllLines(new File("/proc/" + pid
+        + "/smaps").toPath(), StandardCharsets.UTF_8)) {
+      Matcher m = mapping.matcher(line);
+      if (m.find()) {
+        outside = Long.compareUnsigned(
+            Long.parseUnsignedLong(m.group(2), 16), from) <= 0
+            || Long.compareUnsigned(
+                Long.parseUnsignedLong(m.group(1), 16), to) >= 0;
+      } else if (outside && line.startsWith("Rss:")) {
+        total += Long.parseLong(line.replaceAll("\\D", "")) * 1024;
+      }
+    }
+    return total;
   }
 
   /** {used, committed} of a usage attribute of java.lang:type=Memory. */

@@ -534,11 +534,12 @@ public class TestHostilePeers {
   /**
    * Floods, three rounds of them: 50,000 messages of 8 KiB of junk, then
    * 16 MiB messages that UCX assembles before anyone sees them. Whatever
-   * the first round makes the DataNode set up (UCX's pools, malloc's
-   * arenas: 20-25 MiB measured) stays within 96 MiB, later rounds add
-   * nothing that lasts
-   * (memory is measured after a full GC), and the log gets at most one line
-   * per peer per 10 s.
+   * the first round makes the DataNode set up (UCX's pools) stays within
+   * 96 MiB, later rounds add nothing that lasts, and the log gets at most
+   * one line per peer per 10 s. Memory is what the DataNode still holds
+   * ({@link ProcessCluster#retainedMemory}). A leak lifts every later round
+   * above the first; something UCX holds only for a moment lifts one
+   * round, so the lower of the later rounds is judged.
    */
   @Test(timeout = 600_000)
   public void testFloodsStayBounded() throws Exception {
@@ -568,20 +569,24 @@ public class TestHostilePeers {
         awaitBean("StrayMessages", strayBefore + (round + 1L) * large);
         after[round] = ProcessCluster.retainedMemory(dn);
         LOG.info("DataNode after flood round {}: heap in use after GC {} ->"
-            + " {} MiB; outside the JVM's committed memory {} -> {} MiB",
+            + " {} MiB; resident outside the heap {} -> {} MiB",
             round + 1, before[0] >> 20, after[round][0] >> 20,
             before[1] >> 20, after[round][1] >> 20);
       }
     }
     long seconds = Math.max(1, (System.nanoTime() - started) / 1_000_000_000L);
     long[] last = after[rounds - 1];
+    long later = Long.MAX_VALUE;
+    for (int round = 1; round < rounds; round++) {
+      later = Math.min(later, after[round][1]);
+    }
     assertTrue("the Java heap retained " + ((last[0] - before[0]) >> 20)
         + " MiB more after the floods", last[0] - before[0] < 32L << 20);
     assertTrue("native memory grew by " + ((after[0][1] - before[1]) >> 20)
         + " MiB in the first flood", after[0][1] - before[1] < 96L << 20);
-    assertTrue("native memory grew by " + ((last[1] - after[0][1]) >> 20)
-        + " MiB in the floods after the first",
-        last[1] - after[0][1] < 16L << 20);
+    assertTrue("native memory grew by " + ((later - after[0][1]) >> 20)
+        + " MiB in every flood after the first",
+        later - after[0][1] < 16L << 20);
     int lines = refusalLines() - linesBefore;
     assertTrue(lines + " refusal lines in " + seconds + " s",
         lines <= seconds / 10 + 2);
