@@ -1,0 +1,394 @@
+"""The command line of benchmarks/run.sh: its options (checked, the
+profile's values filled in), and a run from start to end: the clusters
+or the existing cluster, the workloads, the results, and what the run
+prints (summary.md, one line per target)."""
+
+import argparse
+import datetime
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+
+from .flamegraphs import flamegraphs
+from .harness import BENCHMARKS, HarnessError, log, warn
+from .plots import plots
+from .processes import on_signals
+from .profiles import PROFILES
+from .report import write_csv, write_summary_md
+from .selftest import (check_namespace, probe_namespace, serve_cluster,
+                       start_scratch, stop_scratch)
+from .state import Bench
+from .summary import fits, scale_summary, summarize
+from .systems import (DISTRIBUTIONS, connect_existing, start_clusters,
+                      stop_clusters)
+from .targets import targets
+from .units import fmt, parse_list, parse_rate, parse_size, parse_size_rep
+from .workloads import run_transfer, scale, sweep, warmup
+
+
+def parse_args(argv):
+    """run.sh's options, checked, with the profile's values where the
+    command line gives none and paths made absolute."""
+    ap = argparse.ArgumentParser(
+        prog="benchmarks/run.sh",
+        description="Put latency of stock HDFS 2.9.2, the drop-in jar with "
+        "UCX off and the UCX path, on embedded clusters or (--conf) on an "
+        "existing cluster.")
+    add_run_options(ap)
+    g = add_existing_cluster_options(ap)
+    add_host_options(ap)
+    add_distribution_options(g)
+    a = ap.parse_args(argv)
+    a.argv = argv
+    apply_profile(ap, a)
+    check_args(ap, a)
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    a.hdfs_dir = a.hdfs_dir or "/tmp/hdfs-rdma-bench-" + stamp
+    a.out = os.path.abspath(a.out or os.path.join(BENCHMARKS, "results",
+                                                  stamp))
+    a.work = os.path.abspath(a.work)
+    if a.java:
+        a.java = os.path.abspath(a.java)
+    return a
+
+
+def add_run_options(ap):
+    """The profile, what a run measures and how, where it writes."""
+    prof = ap.add_mutually_exclusive_group()
+    for p in PROFILES:
+        prof.add_argument("--" + p, dest="profile", action="store_const",
+                          const=p)
+    ap.add_argument("--scale", action="store_true",
+                    help="run only the concurrent-writers study")
+    ap.add_argument("--no-scale", action="store_true",
+                    help="skip the concurrent-writers study")
+    ap.add_argument("--runs", type=int, help="runs per size and replication")
+    ap.add_argument("--balance-order", action="store_true",
+                    help="order each run's systems by a Williams design, so "
+                    "that over as many runs as systems (twice as many when "
+                    "odd) each comes once in each position and once right "
+                    "after each other one")
+    ap.add_argument("--sizes", type=parse_list(parse_size),
+                    help="file sizes, e.g. 1M,16M,1G")
+    ap.add_argument("--reps", type=parse_list(int),
+                    help="replication factors, e.g. 1,3")
+    ap.add_argument("--writers", type=parse_list(int),
+                    help="concurrent writer counts, e.g. 1,2,4,8")
+    ap.add_argument("--writer-size", type=parse_size)
+    ap.add_argument("--scale-reps", type=parse_list(int))
+    ap.add_argument("--scale-runs", type=int)
+    ap.add_argument("--verify", choices=("all", "first", "none"),
+                    help="read puts back and compare: every put, the first "
+                    "run of each size (default; tiny: all), none")
+    ap.add_argument("--warmup", type=parse_size,
+                    help="size of the unrecorded warm-up put (0: none)")
+    ap.add_argument("--out", help="results directory "
+                    "(default benchmarks/results/<timestamp>)")
+    ap.add_argument("--work", default="/var/tmp/hdfs-rdma-bench",
+                    help="clusters' storage and input files (on disk)")
+    ap.add_argument("--keep-work", action="store_true",
+                    help="keep input files and cluster directories")
+    ap.add_argument("--no-transfer", action="store_true",
+                    help="do not run benchmarks/transfer.sh")
+    ap.add_argument("--start-timeout", type=int, default=120)
+    ap.add_argument("--java", help="java of the put JVMs (and of the "
+                    "embedded clusters); default: java on PATH (run.sh: 17)")
+    ap.add_argument("--flamegraphs", type=parse_size_rep, metavar="SIZE:REP",
+                    help="profile one extra put per system with "
+                    "async-profiler (client and DataNodes), e.g. 1G:3; "
+                    "flame graphs and collapsed stacks under OUT/flamegraphs")
+    ap.add_argument("--flamegraphs-only", action="store_true",
+                    help="with --flamegraphs: no sweep, writers or transfer")
+    ap.add_argument("--profile-interval-us", type=int, default=1000,
+                    help="CPU sampling interval of --flamegraphs")
+    ap.add_argument("--async-profiler", metavar="LIB",
+                    help="libasyncProfiler.so to use (default: async-profiler "
+                    "3.0 from Maven Central)")
+
+
+def add_existing_cluster_options(ap):
+    """--conf and what goes with it; returns their group of the help."""
+    g = ap.add_argument_group(
+        "an existing cluster (--conf DIR): nothing is started or stopped; "
+        "jar and ucx are its clients with dfs.client.rdma.enabled false and "
+        "true")
+    g.add_argument("--conf", metavar="DIR",
+                   help="Hadoop configuration directory of the cluster "
+                   "(core-site.xml with fs.defaultFS, hdfs-site.xml)")
+    g.add_argument("--hadoop-classpath", metavar="CP",
+                   help="class path of the cluster's Hadoop 2.9 client, for "
+                   "the jar and ucx puts (default: `hadoop classpath`)")
+    g.add_argument("--stock-classpath", metavar="CP",
+                   help="class path of a stock Hadoop client (no hdfs-rdma "
+                   "jar); without it the stock system is skipped")
+    g.add_argument("--dropin", metavar="JAR",
+                   help="the drop-in jar for -javaagent: (default: the one "
+                   "built in hadoop-hdfs-rdma/target)")
+    g.add_argument("--hdfs-dir", metavar="PATH",
+                   help="HDFS test directory, created and deleted by the run;"
+                   " must not exist (default /tmp/hdfs-rdma-bench-<time>)")
+    g.add_argument("--namenode-http", metavar="HOST:PORT",
+                   help="the active NameNode's http address (default: from "
+                   "DIR)")
+    g.add_argument("--client-opts", metavar="OPTS", type=shlex.split,
+                   default=[], help="more JVM options for every put JVM, "
+                   "e.g. --client-opts=-Djava.library.path=... for "
+                   "libhadoop, as the hdfs script gives its clients (with "
+                   "=, as the value starts with -)")
+    g.add_argument("--remote", action="store_true",
+                   help="measure no daemon's CPU or context switches, even "
+                   "on this host (as for a cluster on other hosts)")
+    g.add_argument("--metrics-period", type=float,
+                   help="the DataNodes' metrics period in s (the whole-run "
+                   "BytesWritten check waits for it; default 10, with "
+                   "--conf-self-test 1, the scratch cluster's)")
+    return g
+
+
+def add_host_options(ap):
+    """--hosts: the emulated hosts."""
+    h = ap.add_argument_group(
+        "emulated hosts: client, NameNode and DataNodes each in network and"
+        " IPC namespaces of their own, links shaped with tbf (root)")
+    h.add_argument("--hosts", metavar="RATE", type=lambda t: (
+        parse_rate(t), t)[1], help="every host's link rate, e.g. 1gbit")
+    h.add_argument("--client-link", metavar="RATE", type=lambda t: (
+        parse_rate(t), t)[1], help="with --hosts: the client's link rate "
+        "(default: --hosts'), e.g. 1gbit in front of 10gbit DataNodes")
+    h.add_argument("--ucx-tcp", action="store_true",
+                   help="with --hosts: the UCX client uses UCX's tcp "
+                   "transport (fan-out by emulated gets) instead of its "
+                   "policy (Hadoop's pipeline where gets are not one-sided)")
+
+
+def add_distribution_options(g):
+    """The UCX system's distribution, --compare-distributions, the
+    self-test (listed in the help with --conf's options, in the usage
+    line after the emulated hosts')."""
+    g.add_argument("--distribution", choices=DISTRIBUTIONS,
+                   help="the UCX client's dfs.client.rdma.distribution "
+                   "(default: the client's own, auto); chain and hybrid "
+                   "make DataNodes fetch from each other")
+    g.add_argument("--compare-distributions", metavar="MODES",
+                   type=parse_list(str),
+                   help="more UCX systems in the alternation, one per mode "
+                   "(comma-separated, from %s), each forcing that "
+                   "distribution on the ucx cluster; the summary gives UCX "
+                   "over each and over the fastest (embedded clusters only)"
+                   % ", ".join(DISTRIBUTIONS))
+    g.add_argument("--conf-self-test", action="store_true",
+                   help="start a scratch UCX cluster in another process and "
+                   "run --conf against it (tiny profile unless another is "
+                   "given), with stock from Maven's class path; checks the "
+                   "run left HDFS as it found it")
+    g.add_argument("--serve-cluster", metavar="DIR", help=argparse.SUPPRESS)
+
+
+def apply_profile(ap, a):
+    """The profile (--tiny with --conf-self-test, else --small unless
+    given) fills in every option the command line left out."""
+    if a.conf_self_test and a.conf:
+        ap.error("--conf-self-test starts its own cluster: no --conf")
+    if a.conf_self_test and not a.profile:
+        a.profile = "tiny"
+    if a.metrics_period is None:
+        a.metrics_period = 1.0 if a.conf_self_test else 10.0
+    a.profile = a.profile or "small"
+    for k, v in PROFILES[a.profile].items():
+        if getattr(a, k, None) is None:
+            setattr(a, k, v)
+
+
+def check_args(ap, a):
+    """Options that exclude or need each other; the UCX system's
+    distribution; --conf's directory."""
+    if a.runs < 1:
+        ap.error("--runs must be at least 1")
+    if a.scale and a.no_scale:
+        ap.error("--scale and --no-scale exclude each other")
+    if a.hosts and (a.conf or a.conf_self_test):
+        ap.error("--hosts starts its own clusters: no --conf")
+    if a.ucx_tcp and not a.hosts:
+        ap.error("--ucx-tcp needs --hosts")
+    if a.client_link and not a.hosts:
+        ap.error("--client-link needs --hosts")
+    # The ucx system's distribution: --ucx-tcp forces fan-out unless
+    # --distribution says otherwise.
+    a.ucx_distribution = a.distribution or (
+        "fan-out" if a.ucx_tcp else "auto")
+    if a.compare_distributions:
+        modes = a.compare_distributions
+        bad = [m for m in modes if m not in DISTRIBUTIONS]
+        if bad:
+            ap.error("--compare-distributions: %s: not one of %s" % (
+                ", ".join(bad), ", ".join(DISTRIBUTIONS)))
+        if len(set(modes)) != len(modes) or a.ucx_distribution in modes:
+            ap.error("--compare-distributions: each mode once, and not the "
+                     "UCX system's own (%s)" % a.ucx_distribution)
+        if a.conf or a.conf_self_test:
+            ap.error("--compare-distributions needs embedded clusters: no "
+                     "--conf")
+        if a.hosts and not a.ucx_tcp:
+            ap.error("--compare-distributions with --hosts needs --ucx-tcp "
+                     "(UCX's tcp transport between the hosts)")
+    if (a.conf or a.conf_self_test) and a.flamegraphs:
+        ap.error("--flamegraphs profiles the embedded clusters only")
+    if a.conf:
+        a.conf = os.path.abspath(a.conf)
+        if not os.path.isfile(os.path.join(a.conf, "core-site.xml")):
+            ap.error("--conf %s: no core-site.xml there" % a.conf)
+
+
+def main(argv):
+    """A whole run; its exit status: 0, 1 when the harness broke (never
+    for a timing), 2 without java, 130 when interrupted."""
+    a = parse_args(argv)
+    if a.serve_cluster:
+        return serve_cluster(a)
+    bench = Bench(a)
+    bench.t0 = time.monotonic()
+    bench.started = datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S")
+    bench.load_start = " ".join(open("/proc/loadavg").read().split()[:3])
+    if bench.java is None:
+        print("no java on PATH (run through benchmarks/run.sh)",
+              file=sys.stderr)
+        return 2
+    os.makedirs(a.out, exist_ok=True)
+    os.makedirs(a.work, exist_ok=True)
+    fstype = subprocess.run(["stat", "-f", "-c", "%T", a.work],
+                            capture_output=True, text=True).stdout.strip()
+    if fstype in ("tmpfs", "ramfs") and not a.conf:
+        bench.note("%s is on %s: DataNode storage should be on disk "
+                   "(--work)" % (a.work, fstype))
+    on_signals()
+
+    log("profile %s, results in %s, work in %s%s" % (
+        a.profile, a.out, a.work, "; --conf %s" % a.conf if a.conf else ""))
+    rc = measure(bench)
+    bench.interrupted = rc == 130
+    return report(bench, rc)
+
+
+def measure(bench):
+    """Everything a run measures, then the clusters stopped (or the test
+    directory deleted), the emulated hosts removed and the work directory
+    cleaned, whatever happened; returns the exit status so far."""
+    a = bench.args
+    rc = 0
+    scratch = None
+    before = None
+    try:
+        complete = False
+        try:
+            if a.conf_self_test:
+                scratch, a.conf, cp = start_scratch(a, bench.procs)
+                probe, before = probe_namespace(a, cp)
+            if a.conf:
+                connect_existing(bench)
+            else:
+                if bench.hosts:
+                    bench.hosts.up()
+                    bench.hosts.enter()
+                start_clusters(bench)
+            run_workloads(bench)
+            complete = True
+        finally:
+            log("stopping the clusters" if not a.conf else
+                "deleting %s (the cluster keeps running)" % a.hdfs_dir)
+            stop_clusters(bench, complete)
+            if before is not None and complete:
+                check_namespace(bench, probe, before)
+            if scratch is not None:
+                stop_scratch(bench, scratch)
+    except HarnessError as e:
+        bench.fail(str(e))
+        rc = 1
+    except KeyboardInterrupt:
+        warn("interrupted")
+        rc = 130
+    except Exception as e:
+        import traceback
+        traceback.print_exc()
+        bench.fail("harness error: %r" % e)
+        rc = 1
+    finally:
+        bench.procs.stop_all()
+        if bench.hosts:
+            bench.hosts.leave()
+            bench.hosts.down()
+        if not a.keep_work:
+            clean_work(a.work)
+    return rc
+
+
+def run_workloads(bench):
+    """The warm-up, the flame graphs, the sweep and the writers, as the
+    options ask."""
+    a = bench.args
+    warmup(bench)
+    if a.flamegraphs:
+        flamegraphs(bench)
+    if not a.scale and not a.flamegraphs_only:
+        sweep(bench)
+    if not a.no_scale and a.writers and not a.flamegraphs_only:
+        scale(bench)
+
+
+def clean_work(work):
+    """Deletes the clusters, inputs and scratch files a run left under the
+    work directory."""
+    for d in ("clusters", "inputs", "selftest"):
+        shutil.rmtree(os.path.join(work, d), ignore_errors=True)
+    for f in ("hadoop.classpath", "fanout.out"):
+        if os.path.exists(os.path.join(work, f)):
+            os.unlink(os.path.join(work, f))
+
+
+def report(bench, rc):
+    """Writes the results (also after an interruption or a failure: what
+    was measured so far), prints summary.md and a line per target;
+    returns the run's exit status."""
+    a = bench.args
+    try:
+        target_rows = finish(bench)
+    except Exception as e:  # the results are the point: say why not
+        bench.fail("writing results failed: %r" % e)
+        raise
+    if bench.failures:
+        rc = rc or 1
+        print("\nHARNESS FAILURES:\n  " + "\n  ".join(bench.failures),
+              file=sys.stderr)
+    with open(os.path.join(a.out, "summary.md")) as f:
+        print("\n" + f.read())
+    for t in target_rows:
+        log("target %s %s %.2f: %s (worst %s)" % (
+            t["target"], t["sense"], t["limit"], t["result"],
+            fmt(t["worst"])))
+    log("results in %s (%.1f min)" % (a.out,
+                                      (time.monotonic() - bench.t0) / 60))
+    return rc
+
+
+def finish(bench):
+    """The summaries, every CSV file, the plots, the per-transfer cost
+    (a complete embedded run only) and summary.md; returns the targets."""
+    summary = summarize(bench)
+    fit_rows = fits(bench)
+    scale_sum = scale_summary(bench)
+    target_rows = targets(bench, summary, scale_sum)
+    write_csv(os.path.join(bench.out, "puts.csv"), bench.put_rows)
+    write_csv(os.path.join(bench.out, "limit.csv"), bench.limit_rows)
+    write_csv(os.path.join(bench.out, "summary.csv"), summary)
+    write_csv(os.path.join(bench.out, "fit.csv"), fit_rows)
+    write_csv(os.path.join(bench.out, "scale.csv"), bench.scale_rows)
+    write_csv(os.path.join(bench.out, "scale-summary.csv"), scale_sum)
+    write_csv(os.path.join(bench.out, "targets.csv"), target_rows)
+    plots(bench, summary, scale_sum)
+    transfer = None if bench.interrupted or bench.args.flamegraphs_only \
+        or bench.existing is not None else run_transfer(bench)
+    write_summary_md(bench, summary, fit_rows, scale_sum, target_rows,
+                     transfer)
+    return target_rows

@@ -1,0 +1,89 @@
+"""The state of one run: its options, processes, clusters and clients,
+what it measured (rows of puts, limits and batches of writers), what it
+expects the UCX path to have carried, and its failures and warnings."""
+
+import shutil
+
+from .harness import warn
+from .hosts import EmulatedHosts
+from .processes import Procs
+from .systems import COMPARED, LABELS, LONG_LABELS, SYSTEMS
+
+
+class Bench:
+    """One run of the harness, handed to every step of it (systems,
+    workloads, report), which read and add to what is here."""
+
+    def __init__(self, args):
+        self.args = args
+        self.procs = Procs()
+        self.out = args.out
+        self.work = args.work
+        self.failures = []
+        self.warnings = []
+        self.ucx_expected_bytes = 0     # size x rep over all UCX puts
+        self.jar_expected_blocks = 0    # replicas of jar puts (TCP blocks)
+        self.bytes_expected = 0         # size x rep over all puts
+        self.put_rows = []
+        self.limit_rows = []
+        self.scale_rows = []
+        self.inputs = {}                # (size, index) -> (path, sha256)
+        self.rdma_bean_seen = False
+        self.clusters = {}              # the embedded clusters, by name
+        self.existing = None            # --conf: the ExistingCluster
+        self.systems = []               # the systems measured, in order
+        self.cluster_of = {}            # system -> Hdfs it writes to
+        self.clients = {}               # system -> Client
+        self.skipped = {}               # system -> why it is not measured
+        self.java = args.java or shutil.which("java")
+        self.hosts = EmulatedHosts(args.hosts, args.client_link) \
+            if args.hosts else None
+        # Between emulated hosts without RDMA the UCX client's policy is
+        # Hadoop's TCP pipeline: its puts must move nothing over UCX.
+        self.ucx_policy_over_tcp = bool(args.hosts and not args.ucx_tcp)
+        self.idle_cpu = {}
+        self.interrupted = False
+        self.ucx_totals = {}
+        self.seq = 0
+        # --compare-distributions: one more UCX system per mode, writing to
+        # the ucx cluster, so that modes alternate within one run.
+        self.compared = [COMPARED + m
+                         for m in args.compare_distributions or ()]
+        self.labels = dict(LABELS)
+        self.long_labels = dict(LONG_LABELS)
+        if args.distribution or self.compared:
+            self.long_labels["ucx"] += ", distribution " + \
+                args.ucx_distribution
+        for s in self.compared:
+            mode = s[len(COMPARED):]
+            self.labels[s] = "UCX " + mode
+            self.long_labels[s] = "hdfs-rdma (UCX get), distribution " + mode
+
+    @property
+    def all_systems(self):
+        """Every system a summary has columns for, in alternation order."""
+        return list(SYSTEMS) + self.compared
+
+    def fail(self, msg):
+        """A harness failure: recorded, the run carries on where it can."""
+        warn(msg)
+        self.failures.append(msg)
+
+    def note(self, msg):
+        """A warning: recorded, listed at the end of summary.md."""
+        warn(msg)
+        self.warnings.append(msg)
+
+    def ucx_problem(self, msg):
+        """The UCX path did not carry the data a put should have sent over
+        it, or carried data it should not have: a harness failure in --tiny
+        and the --conf self-test (CI proves the path is used, and used only
+        when switched on), a warning in measurement runs."""
+        if self.args.profile == "tiny" or self.args.conf_self_test:
+            self.fail(msg)
+        else:
+            self.note(msg)
+
+    @property
+    def cluster_pids(self):
+        return {pid for c in self.clusters.values() for pid in c.pids}
