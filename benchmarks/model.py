@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Put time of stock HDFS and of the UCX path's distribution shapes.
 
-A bottleneck model of one writer's put (issue 11, item 5): every resource
-a byte crosses has a capacity, each shape loads it a known number of times
-per byte written, and the put streams at the slowest resource's pace:
+A bottleneck model of one writer's put: every resource a byte crosses has
+a capacity, each shape loads it a known number of times per byte written,
+and the put streams at the slowest resource's pace:
 
     T(S) = t0 + S / min_k(capacity_k / load_k) + fill
 
@@ -24,8 +24,10 @@ CPU capacities are per-byte costs measured on this project's VM (least
 squares over the --paper run, benchmarks/README.md), taken as one core's
 worth of work per JVM, scaled by --core-speed. Where gets are not
 one-sided (UCX over tcp), the owner's CPU sends the bytes of every get it
-serves and the getter's receives them (both measured with --hosts). Printed as Markdown: the one-host check and the clusters asked for
-in issue 11 (the seed paper's, 25 and 100 Gb/s RoCE).
+serves and the getter's receives them (both measured with --hosts).
+Printed as Markdown: the one-host check and the clusters the distribution
+targets are about (the seed paper's, 25 and 100 Gb/s RoCE; the targets
+are in benchmarks/README.md).
 """
 
 import argparse

@@ -3,8 +3,8 @@
 # write path, in one run: two clusters (1 NameNode + 4 DataNodes each,
 # separate JVMs, storage on disk; the jar system writes to the UCX one),
 # FsShell -put alternating stock / jar / UCX, the machine's limit,
-# concurrent writers and the targets of issue 9; or the same puts against
-# an existing cluster (--conf). See benchmarks/README.md.
+# concurrent writers and the targets (benchmarks/README.md); or the same
+# puts against an existing cluster (--conf). See benchmarks/README.md.
 #
 #   benchmarks/run.sh [--tiny | --small (default) | --paper] [--scale]
 #                     [--runs N] [--out DIR] [--work DIR] [--help for more]

@@ -18,7 +18,8 @@ until the replicas are gone from the DataNodes' disks, so every put finds
 its cluster in the same (empty) state. Next to the puts, in the same run:
 the machine's limit (a plain local copy of the same bytes into r DataNode
 storage directories, and the native UCX fan-out benchmark), concurrent
-writers, a linear fit of cost against size, and the targets of issue 9.
+writers, a linear fit of cost against size, and the targets
+(benchmarks/README.md, "Targets").
 
 With --conf DIR the same comparison runs against an existing cluster
 (Hadoop configuration directory DIR, the jar installed on its DataNodes):

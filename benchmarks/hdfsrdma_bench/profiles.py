@@ -16,7 +16,7 @@ PROFILES = {
                   writer_size=128 * MiB, scale_reps=[3], scale_runs=1,
                   verify="first", warmup=128 * MiB),
     # The paper's sizes (Figs. 6 and 7), 512 MiB for the targets, and the
-    # scale study: one run covers every target of issue 9.
+    # scale study: one run covers every target.
     "paper": dict(sizes=[1 * MiB, 16 * MiB, 128 * MiB, 512 * MiB, 1 * GiB,
                          2 * GiB, 3 * GiB, 4 * GiB, 5 * GiB],
                   reps=[1, 3], runs=3, writers=[1, 2, 4, 8],

@@ -113,7 +113,7 @@ def write_summary_md(bench, summary, fit_rows, scale_sum, target_rows,
     out += carried_section(summary)
     out += fit_section(bench.labels, fit_rows)
     out += scale_section(scale_sum, present, names)
-    out += targets_section(bench, target_rows)
+    out += targets_section(target_rows)
     out += totals_section(bench)
     if transfer:
         out += ["## Per-transfer cost (benchmarks/transfer.sh)", "",
@@ -165,8 +165,8 @@ def latency_section(bench, summary, present, names):
     has_limit = any(r["limit_s"] is not None for r in summary)
     out = ["## Put latency (median of runs)", "",
            "Wall time of the FsShell -put JVM, launch to exit.%s Target: "
-           "the strictest UCX/stock wall-time target of issue 9 for that "
-           "size and replication." % (
+           "the strictest UCX/stock wall-time target for that size and "
+           "replication." % (
                 " Limit = max(local copy x r, UCX fan-out of 64 KiB packets "
                 "to r getters)." if has_limit else ""), ""]
     header = ["size", "rep", "runs", "%s s" % names, "UCX/stock",
@@ -287,12 +287,11 @@ def scale_section(scale_sum, present, names):
     return out
 
 
-def targets_section(bench, target_rows):
+def targets_section(target_rows):
     """Every target, judged."""
-    out = ["## Targets (issue 9%s)" % (
-        " and 11" if bench.compared else ""), "",
-        "Ratios of medians in this run; the issue asks for medians of "
-        ">= %d runs. Reported, never enforced." % TARGET_RUNS, ""]
+    out = ["## Targets", "",
+           "Ratios of medians in this run; the targets ask for medians of "
+           ">= %d runs. Reported, never enforced." % TARGET_RUNS, ""]
     out.append(md_table(
         ["target", "limit", "measured", "worst", "result", "note"],
         [[t["target"], "%s %.2f" % (t["sense"], t["limit"]), t["measured"],

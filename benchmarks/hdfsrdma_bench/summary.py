@@ -12,7 +12,7 @@ def summarize(bench):
     """Per size and replication: each system's medians (wall, client and
     DataNode CPU, per GiB too, context switches per packet), ratios UCX /
     stock (wall_ratio and the like), jar / stock and UCX / jar, the limit,
-    the binding wall target of issue 9, and what UCX carried."""
+    the binding wall-time target, and what UCX carried."""
     rows = bench.put_rows
     keys = sorted({(r["size_bytes"], r["rep"]) for r in rows})
     summary = []
@@ -123,7 +123,7 @@ def comparisons(bench, m, sel, lims, lim, size, rep):
 
 def compared_columns(bench, m):
     """--compare-distributions: UCX's mode against each forced one, and
-    against the fastest of them (issue 11's one-host target)."""
+    against the fastest of them (the distribution target)."""
     out = {}
     walls = {}
     for c in bench.compared:

@@ -6,9 +6,10 @@ met / missed / not measured. A missed target is reported, never enforced."""
 from .profiles import PROFILES
 from .units import GiB, MiB, fmt, human
 
-# Targets of issue 9: ratios of medians (of >= TARGET_RUNS runs) measured
-# in one alternating run. The summary reports each with the measured value
-# and met / missed; a missed target never fails the run.
+# The targets (benchmarks/README.md, "Targets"): ratios of medians (of >=
+# TARGET_RUNS runs) measured in one alternating run. The summary reports
+# each with the measured value and met / missed; a missed target never
+# fails the run.
 TARGET_RUNS = 3
 LARGE = (512 * MiB, 5 * GiB)            # the "512 MiB to 5 GiB" range
 WALL_TARGET_ALL = 1.00                  # UCX/stock, sizes of --small, 1-5 GiB
@@ -19,7 +20,7 @@ CLIENT_CPU_TARGET = 1.00                # client CPU/GiB UCX/jar
 SCALE_TARGET = 1.1                      # aggregate MiB/s UCX/stock, rep 3
 SCALE_TARGET_SIZE = 512 * MiB           # ... of 1, 2, 4, 8 writers of this
 CSW_TARGET = 1.00                       # context switches/packet UCX/stock
-DISTRIBUTION_TARGET = 1.05              # issue 11: UCX / fastest compared
+DISTRIBUTION_TARGET = 1.05              # UCX / fastest compared mode
 
 
 def in_large(size):
@@ -28,8 +29,8 @@ def in_large(size):
 
 
 def wall_targets(size, rep):
-    """The UCX/stock wall-time limits of issue 9 that apply to a size and
-    replication (the strictest one binds)."""
+    """The UCX/stock wall-time limits that apply to a size and replication
+    (the strictest one binds)."""
     out = []
     if rep in (1, 3) and (size in PROFILES["small"]["sizes"]
                           or GiB <= size <= 5 * GiB):
@@ -66,7 +67,7 @@ def judge(text, limit, sense, values, runs, note="", stock_skipped=False):
         if len(got) < len(values):
             result += ", %d n/a" % (len(values) - len(got))
         if runs < TARGET_RUNS:
-            note = ("%d run(s), the issue asks for medians of >= %d; "
+            note = ("%d run(s), the targets ask for medians of >= %d; "
                     % (runs, TARGET_RUNS)) + note
     if not got and stock_skipped and "stock" in text:
         note = "no stock system (--stock-classpath); " + note
@@ -83,9 +84,9 @@ def where(r):
 
 
 def targets(bench, summary, scale_sum):
-    """The targets of issue 9 (and with --compare-distributions issue
-    11's one-host target), each with the values it covers, the worst of
-    them and met / missed / not measured. Never fails a run."""
+    """Every target (the distribution one with --compare-distributions),
+    each with the values it covers, the worst of them and met / missed /
+    not measured. Never fails a run."""
     out = []
 
     def add(text, limit, sense, values, runs, note=""):
@@ -137,7 +138,7 @@ def targets(bench, summary, scale_sum):
             runs)
     if bench.compared:
         rows, runs = sel(lambda r: True)
-        add("issue 11: wall time, %s (%s) / the fastest of %s" % (
+        add("distribution: wall time, %s (%s) / the fastest of %s" % (
             bench.labels["ucx"], bench.args.ucx_distribution,
             ", ".join(bench.labels[c] for c in bench.compared)),
             DISTRIBUTION_TARGET, "<=",
