@@ -52,6 +52,10 @@ if [ -f "$totals" ]; then
       " DataNode before\n", NR, fetched, chained }' "$totals"
 fi
 
+# The benchmark harness's unit tests (parsing, statistics, targets, the
+# results' formats): no cluster, well under a second.
+python3 -m unittest discover -s benchmarks/tests -t benchmarks
+
 # The benchmark harness on a tiny sweep, to prove it works end to end
 # (two multi-process clusters, stock, jar and UCX puts, limit, plots). It
 # checks that UCX carried the UCX puts and none of the jar's; it never judges
