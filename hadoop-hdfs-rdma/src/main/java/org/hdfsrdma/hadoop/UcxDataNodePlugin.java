@@ -7,6 +7,10 @@ import org.apache.hadoop.hdfs.server.datanode.DataNode;
 import org.apache.hadoop.io.IOUtils;
 import org.apache.hadoop.util.ServicePlugin;
 import org.hdfsrdma.hadoop.agent.PatchState;
+import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
+import org.hdfsrdma.hadoop.datanode.UcxDataNode;
+import org.hdfsrdma.hadoop.runtime.LocalDataNodeMarker;
+import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.ucx.UcxUnavailableException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,7 +30,7 @@ public class UcxDataNodePlugin implements ServicePlugin {
   private static final Logger LOG =
       LoggerFactory.getLogger(UcxDataNodePlugin.class);
 
-  private volatile boolean serving;
+  private volatile UcxDataNode serving;
   /** Tells clients on this host that a DataNode here serves UCX. */
   private LocalDataNodeMarker marker;
   private volatile String disabledReason = "not started";
@@ -57,15 +61,14 @@ public class UcxDataNodePlugin implements ServicePlugin {
     }
     try {
       UcxRuntime runtime = UcxRuntime.get(conf);
-      runtime.registerBean();
-      runtime.registerMetrics();
-      serving = true;
+      serving = UcxDataNode.start(dataNode, dataNode.getDisplayName(), conf,
+          runtime);
       disabledReason = null;
       announce(dataNode);
       LOG.info("hdfs-rdma: DataNode {} serves the UCX data path (UCX"
           + " transports {}{})", dataNode.getDisplayName(),
           runtime.conf().ucxTls().isEmpty() ? "all" : runtime.conf().ucxTls(),
-          runtime.hasNetworkRdma() ? ", RDMA devices present"
+          runtime.transports().networkRdma() ? ", RDMA devices present"
               : ", shared memory only: clients on this host");
     } catch (UcxUnavailableException e) {
       disabledReason = e.getMessage();
@@ -95,6 +98,11 @@ public class UcxDataNodePlugin implements ServicePlugin {
 
   /** Whether this DataNode serves the UCX path. */
   public boolean isServing() {
+    return serving != null;
+  }
+
+  /** The UCX side of this DataNode while it serves, else null. */
+  public UcxDataNode dataNode() {
     return serving;
   }
 
@@ -106,7 +114,11 @@ public class UcxDataNodePlugin implements ServicePlugin {
   /** The UCX runtime belongs to the JVM, shared by its DataNodes: it stays. */
   @Override
   public void stop() {
-    serving = false;
+    UcxDataNode d = serving;
+    serving = null;
+    if (d != null) {
+      d.stop();
+    }
     disabledReason = "stopped";
     LocalDataNodeMarker m;
     synchronized (this) {

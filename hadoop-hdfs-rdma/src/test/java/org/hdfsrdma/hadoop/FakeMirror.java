@@ -11,6 +11,7 @@ import java.net.Socket;
 
 import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.BlockOpResponseProto;
 import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.OpWriteBlockProto;
+import org.hdfsrdma.hadoop.protocol.UcxWireFields;
 
 /**
  * A DataNode that is no DataNode: accepts the writeBlock op a real

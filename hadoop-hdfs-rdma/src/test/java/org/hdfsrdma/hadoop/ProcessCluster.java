@@ -195,6 +195,11 @@ final class ProcessCluster implements Closeable {
         ("<?xml version=\"1.0\"?>\n<configuration><property><name>"
         + "fs.defaultFS</name><value>" + fsUri + "</value></property>"
         + "</configuration>\n").getBytes(StandardCharsets.UTF_8));
+    // JMX serves a metrics2 source's values as of its last snapshot, taken
+    // at most once per period: one second, so that a read a second after
+    // the last one is fresh.
+    Files.write(new File(conf, "hadoop-metrics2.properties").toPath(),
+        "*.period=1\n".getBytes(StandardCharsets.UTF_8));
     common = new String[] {
         "-D", "fs.defaultFS=" + fsUri,
         "-D", "dfs.namenode.name.dir=" + new File(work, "name"),
@@ -424,13 +429,38 @@ final class ProcessCluster implements Closeable {
         .toPath()), StandardCharsets.UTF_8);
   }
 
+  /** How old a value JMX serves may be: the metrics period, plus slack. */
+  private static final long JMX_STALENESS_MS = 1100;
+
   /**
-   * A numeric attribute of the DataNode's HdfsRdma JMX bean, from its
-   * /jmx servlet.
+   * A numeric attribute of the DataNode's hdfs-rdma metrics as they are
+   * now, from its /jmx servlet: its own source
+   * {@code HdfsRdmaDataNode-<host>-<port>} (bytes fetched, blocks) or its
+   * JVM's {@code HdfsRdma} (messages, connections). JMX serves a source's
+   * values as of its last snapshot, refreshed on a read a metrics period
+   * (here one second) after the last: so this waits that long first, and
+   * what it returns counts everything that happened before the call.
    */
   static long rdmaBean(DataNodeProcess d, String attribute)
       throws IOException {
-    return bean(d, "Hadoop:service=DataNode,name=HdfsRdma", attribute);
+    final long until = System.nanoTime()
+        + TimeUnit.MILLISECONDS.toNanos(JMX_STALENESS_MS);
+    try {
+      GenericTestUtils.waitFor(() -> System.nanoTime() - until >= 0, 20,
+          10_000);
+    } catch (TimeoutException | InterruptedException e) {
+      throw new IOException("interrupted waiting for fresh metrics", e);
+    }
+    return rdmaBeanAsServed(d, attribute);
+  }
+
+  /**
+   * The same attribute as JMX serves it now, up to a metrics period old:
+   * for loops that wait for a value to be reached.
+   */
+  static long rdmaBeanAsServed(DataNodeProcess d, String attribute)
+      throws IOException {
+    return bean(d, "Hadoop:service=DataNode,name=HdfsRdma*", attribute);
   }
 
   /** A numeric attribute (the first of that name) of a DataNode's bean. */

@@ -21,8 +21,9 @@ import org.apache.hadoop.hdfs.security.token.block.BlockTokenIdentifier;
 import org.apache.hadoop.hdfs.server.datanode.CachingStrategy;
 import org.apache.hadoop.security.token.Token;
 import org.apache.hadoop.util.DataChecksum;
-import org.hdfsrdma.hadoop.UcxWireFields.CommitEntry;
-import org.hdfsrdma.hadoop.UcxWireFields.WriteRequest;
+import org.hdfsrdma.hadoop.protocol.UcxWireFields.CommitEntry;
+import org.hdfsrdma.hadoop.protocol.UcxWireFields.WriteRequest;
+import org.hdfsrdma.hadoop.protocol.UcxWireFields;
 
 /**
  * A writer that speaks Hadoop's data-transfer protocol by hand: one

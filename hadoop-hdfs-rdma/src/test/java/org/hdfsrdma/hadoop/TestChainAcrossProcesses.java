@@ -15,8 +15,10 @@ import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.hdfs.DFSTestUtil;
 import org.apache.hadoop.hdfs.DistributedFileSystem;
 import org.apache.hadoop.test.GenericTestUtils;
-import org.hdfsrdma.hadoop.DistributionPolicy.Outcome;
 import org.hdfsrdma.hadoop.ProcessCluster.DataNodeProcess;
+import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
+import org.hdfsrdma.hadoop.metrics.PipelineOutcome;
+import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.ucx.UcxLibrary;
 import org.junit.After;
 import org.junit.Test;
@@ -79,7 +81,7 @@ public class TestChainAcrossProcesses {
       } finally {
         fs.close();
       }
-      assertEquals(1, UcxRuntime.current().pipelines(Outcome.CHAIN));
+      assertEquals(1, UcxRuntime.current().metrics().pipelines(PipelineOutcome.CHAIN));
       // Per DataNode: fetched from a DataNode, offered the next one.
       List<String> shapes = new ArrayList<String>();
       for (DataNodeProcess dn : processes.dataNodes()) {
@@ -96,7 +98,8 @@ public class TestChainAcrossProcesses {
                 : "partly-feeds " + offered));
         GenericTestUtils.waitFor(() -> {
           try {
-            return ProcessCluster.rdmaBean(dn, "LandingPoolInUseBytes") == 0;
+            return ProcessCluster.rdmaBeanAsServed(dn, "LandingPoolInUseBytes")
+                == 0;
           } catch (Exception e) {
             return false;
           }

@@ -22,7 +22,12 @@ import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
 import org.apache.hadoop.hdfs.tools.DFSck;
 import org.apache.hadoop.test.GenericTestUtils;
 import org.apache.hadoop.util.ToolRunner;
-import org.hdfsrdma.hadoop.DistributionPolicy.Outcome;
+import org.hdfsrdma.hadoop.client.ShapeChooser;
+import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
+import org.hdfsrdma.hadoop.datanode.UcxDataNode;
+import org.hdfsrdma.hadoop.metrics.PipelineOutcome;
+import org.hdfsrdma.hadoop.metrics.UcxDataNodeMetrics;
+import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.ucx.UcxLibrary;
 import org.junit.AfterClass;
 import org.junit.BeforeClass;
@@ -81,7 +86,7 @@ public class TestChainDistribution {
   /** Bytes of the DataNodes' landing pool leased now. */
   private static long landingInUse() {
     org.hdfsrdma.ucx.RegisteredBufferPool p =
-        UcxRuntime.current().landingPoolIfCreated();
+        UcxRuntime.current().pools().landingIfCreated();
     return p == null ? 0 : p.metrics().inUseBytes();
   }
 
@@ -89,14 +94,14 @@ public class TestChainDistribution {
   private static Map<String, long[]> counters() {
     UcxRuntime r = UcxRuntime.current();
     Map<String, long[]> c = new HashMap<String, long[]>();
-    for (Map.Entry<String, Long> e : r.dataBytesFetched().entrySet()) {
+    for (Map.Entry<String, Long> e : UcxCounters.dataBytesFetchedByDataNode().entrySet()) {
       c.computeIfAbsent(e.getKey(), k -> new long[3])[0] = e.getValue();
     }
     for (Map.Entry<String, Long> e
-        : r.dataBytesFetchedFromDataNodes().entrySet()) {
+        : UcxCounters.byDataNode(UcxDataNodeMetrics.FETCHED_FROM_DATANODES).entrySet()) {
       c.computeIfAbsent(e.getKey(), k -> new long[3])[1] = e.getValue();
     }
-    for (Map.Entry<String, Long> e : r.dataBytesForwarded().entrySet()) {
+    for (Map.Entry<String, Long> e : UcxCounters.byDataNode(UcxDataNodeMetrics.FORWARDED_BYTES).entrySet()) {
       c.computeIfAbsent(e.getKey(), k -> new long[3])[2] = e.getValue();
     }
     return c;
@@ -117,13 +122,13 @@ public class TestChainDistribution {
    * that far behind it offered it every byte.
    */
   private void writeAndCheckShape(FileSystem fs, String name, int size,
-      short replication, int fed, Outcome outcome) throws Exception {
+      short replication, int fed, PipelineOutcome outcome) throws Exception {
     byte[] data = new byte[size];
     new Random(size * 31L + replication + fed).nextBytes(data);
     Path path = new Path("/chain/" + name);
     Map<String, long[]> before = counters();
-    long pipelines = UcxRuntime.current().pipelines(outcome);
-    long tcpBlocks = UcxRuntime.current().blocksOverTcp();
+    long pipelines = UcxRuntime.current().metrics().pipelines(outcome);
+    long tcpBlocks = UcxCounters.blocksOverTcp();
     long leased = landingInUse();
     DatanodeInfo[] pipeline;
     try (FSDataOutputStream out = fs.create(path, replication)) {
@@ -148,9 +153,9 @@ public class TestChainDistribution {
       assertEquals("bytes DataNode " + (i + 1) + " offered the DataNode it"
           + " feeds", i + fed < pipeline.length ? size : 0, d[2]);
     }
-    assertEquals(pipelines + 1, UcxRuntime.current().pipelines(outcome));
+    assertEquals(pipelines + 1, UcxRuntime.current().metrics().pipelines(outcome));
     assertEquals("replicas whose packets came on the socket", tcpBlocks,
-        UcxRuntime.current().blocksOverTcp());
+        UcxCounters.blocksOverTcp());
     // Every landing buffer offered downstream came back with its ack.
     GenericTestUtils.waitFor(() -> landingInUse() <= leased, 20, 10_000);
   }
@@ -159,12 +164,12 @@ public class TestChainDistribution {
   public void testChainFetchesFromTheDataNodeBefore() throws Exception {
     try (FileSystem fs = client("chain", 2)) {
       writeAndCheckShape(fs, "chain-r3", BLOCK_SIZE - 777, (short) 3, 1,
-          Outcome.CHAIN);
+          PipelineOutcome.CHAIN);
       writeAndCheckShape(fs, "chain-r5", 300_000, (short) 5, 1,
-          Outcome.CHAIN);
+          PipelineOutcome.CHAIN);
       // One DataNode: nothing to chain, the client feeds it.
       writeAndCheckShape(fs, "chain-r1", 100_000, (short) 1, 1,
-          Outcome.FAN_OUT);
+          PipelineOutcome.FAN_OUT);
     }
   }
 
@@ -172,12 +177,12 @@ public class TestChainDistribution {
   public void testHybridFeedsTheFirstDataNodes() throws Exception {
     try (FileSystem fs = client("hybrid", 2)) {
       writeAndCheckShape(fs, "hybrid-r4", BLOCK_SIZE, (short) 4, 2,
-          Outcome.HYBRID);
+          PipelineOutcome.HYBRID);
       writeAndCheckShape(fs, "hybrid-r5", 200_000, (short) 5, 2,
-          Outcome.HYBRID);
+          PipelineOutcome.HYBRID);
       // A pipeline no longer than the feeders is a fan-out.
       writeAndCheckShape(fs, "hybrid-r2", 200_000, (short) 2, 2,
-          Outcome.FAN_OUT);
+          PipelineOutcome.FAN_OUT);
     }
   }
 
@@ -190,23 +195,30 @@ public class TestChainDistribution {
         byte[] data = new byte[size];
         new Random(size).nextBytes(data);
         Path path = new Path("/chain/bytes-" + size);
-        long fetched = UcxRuntime.current().totalFetched();
-        long fromDataNodes = UcxRuntime.current().totalFetchedFromDataNodes();
+        long fetched = UcxCounters.dataBytesFetched();
+        long fromDataNodes = UcxCounters.dataBytesFetchedFromDataNodes();
         try (FSDataOutputStream out = fs.create(path, (short) 3)) {
           out.write(data);
         }
         DFSTestUtil.waitReplication(fs, path, (short) 3);
         assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs, path));
         assertEquals("bytes fetched by get", 3L * size,
-            UcxRuntime.current().totalFetched() - fetched);
+            UcxCounters.dataBytesFetched() - fetched);
         assertEquals("bytes fetched from DataNodes", 2L * size,
-            UcxRuntime.current().totalFetchedFromDataNodes()
+            UcxCounters.dataBytesFetchedFromDataNodes()
                 - fromDataNodes);
       }
       // The DataNodes measured their ingest rate on the blocks of 1 MiB
       // (replicas finalized: their receivers closed), and the commits of
       // the next pipeline carry it to the client.
-      assertTrue(UcxRuntime.current().ingestBytesPerSecond() > 0);
+      int measured = 0;
+      for (org.apache.hadoop.hdfs.server.datanode.DataNode d
+          : cluster.getDataNodes()) {
+        if (UcxDataNode.of(d).ingest().bytesPerSecond() > 0) {
+          measured++;
+        }
+      }
+      assertTrue("some DataNode measured its ingest rate", measured > 0);
       Path next = new Path("/chain/after-measuring");
       DFSTestUtil.createFile(fs, next, 1000, (short) 3, 1);
       for (DatanodeInfo dn : DFSTestUtil.getAllBlocks(fs, next).get(0)

@@ -27,10 +27,17 @@ import org.apache.hadoop.hdfs.DFSTestUtil;
 import org.apache.hadoop.hdfs.DistributedFileSystem;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
 import org.apache.hadoop.test.GenericTestUtils;
-import org.hdfsrdma.hadoop.DistributionPolicy.Mode;
-import org.hdfsrdma.hadoop.DistributionPolicy.Outcome;
-import org.hdfsrdma.hadoop.DistributionPolicy.Reach;
 import org.hdfsrdma.hadoop.ProcessCluster.DataNodeProcess;
+import org.hdfsrdma.hadoop.client.DistributionPolicy;
+import org.hdfsrdma.hadoop.conf.DistributionMode;
+import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
+import org.hdfsrdma.hadoop.conf.RdmaConf;
+import org.hdfsrdma.hadoop.metrics.PipelineOutcome;
+import org.hdfsrdma.hadoop.protocol.UcxWireFields;
+import org.hdfsrdma.hadoop.runtime.LocalDataNodeMarker;
+import org.hdfsrdma.hadoop.runtime.Reach;
+import org.hdfsrdma.hadoop.runtime.UcxRuntime;
+import org.hdfsrdma.hadoop.util.LogOnce;
 import org.hdfsrdma.ucx.TransportReport;
 import org.hdfsrdma.ucx.UcxLibrary;
 import org.junit.After;
@@ -61,60 +68,60 @@ public class TestDistributionPolicy {
   /** The lanes UCX reports decide, and the mode decides what they allow. */
   @Test(timeout = 10_000)
   public void testOnlyOneSidedLanesFanOutInAuto() {
-    assertEquals(Reach.EMULATED, DistributionPolicy.reachOf(
+    assertEquals(Reach.EMULATED, Reach.of(
         TransportReport.parse(lane(0, "tcp", "rma_bw#0 am"))));
-    assertEquals(Reach.ONE_SIDED, DistributionPolicy.reachOf(
+    assertEquals(Reach.ONE_SIDED, Reach.of(
         TransportReport.parse(lane(0, "rc_mlx5", "rma_bw#0 am"))));
-    assertEquals(Reach.ONE_SIDED, DistributionPolicy.reachOf(
+    assertEquals(Reach.ONE_SIDED, Reach.of(
         TransportReport.parse(lane(0, "dc_mlx5", "rma_bw#0")
             + lane(1, "ud_mlx5", "am"))));
-    assertEquals(Reach.ONE_SIDED, DistributionPolicy.reachOf(
+    assertEquals(Reach.ONE_SIDED, Reach.of(
         TransportReport.parse(lane(0, "cma", "rma_bw#0")
             + lane(1, "sysv", "am"))));
     assertEquals("ud alone has no RMA lane", Reach.EMULATED,
-        DistributionPolicy.reachOf(TransportReport.parse(
+        Reach.of(TransportReport.parse(
             lane(0, "ud_verbs", "am am_bw"))));
     assertEquals("one tcp RMA lane emulates some gets", Reach.EMULATED,
-        DistributionPolicy.reachOf(TransportReport.parse(
+        Reach.of(TransportReport.parse(
             lane(0, "rc_verbs", "rma_bw#0") + lane(1, "tcp", "rma_bw#1"))));
     assertEquals(Reach.EMULATED,
-        DistributionPolicy.reachOf(TransportReport.unknown()));
+        Reach.of(TransportReport.unknown()));
 
     for (Reach r : Reach.values()) {
       boolean oneSided = r == Reach.SHARED_MEMORY || r == Reach.ONE_SIDED;
       assertEquals(r.toString(), oneSided,
-          DistributionPolicy.fetchesByGet(Mode.AUTO, r));
+          DistributionPolicy.fetchesByGet(DistributionMode.AUTO, r));
       assertEquals(r.toString(), r != Reach.UNREACHABLE,
-          DistributionPolicy.fetchesByGet(Mode.FAN_OUT, r));
-      assertFalse(r.toString(), DistributionPolicy.fetchesByGet(Mode.TCP, r));
+          DistributionPolicy.fetchesByGet(DistributionMode.FAN_OUT, r));
+      assertFalse(r.toString(), DistributionPolicy.fetchesByGet(DistributionMode.TCP, r));
     }
 
-    assertEquals(Mode.AUTO, new RdmaConf(new Configuration()).distribution());
-    assertEquals(Mode.FAN_OUT, distribution(" Fan-Out ").distribution());
-    assertEquals(Mode.TCP, distribution("tcp").distribution());
-    assertEquals("a typo falls back to auto", Mode.AUTO,
+    assertEquals(DistributionMode.AUTO, new RdmaConf(new Configuration()).distribution());
+    assertEquals(DistributionMode.FAN_OUT, distribution(" Fan-Out ").distribution());
+    assertEquals(DistributionMode.TCP, distribution("tcp").distribution());
+    assertEquals("a typo falls back to auto", DistributionMode.AUTO,
         distribution("fanout").distribution());
   }
 
   /** How many DataNodes the client feeds, as the offer carries it. */
   @Test(timeout = 10_000)
   public void testFeedersOfEachShape() throws Exception {
-    assertEquals(Mode.CHAIN, distribution("chain").distribution());
-    assertEquals(Mode.HYBRID, distribution(" Hybrid").distribution());
-    assertEquals(0, DistributionPolicy.feeders(Mode.AUTO, 3, 2));
-    assertEquals(0, DistributionPolicy.feeders(Mode.FAN_OUT, 3, 2));
-    assertEquals(1, DistributionPolicy.feeders(Mode.CHAIN, 3, 2));
+    assertEquals(DistributionMode.CHAIN, distribution("chain").distribution());
+    assertEquals(DistributionMode.HYBRID, distribution(" Hybrid").distribution());
+    assertEquals(0, DistributionPolicy.feeders(DistributionMode.AUTO, 3, 2));
+    assertEquals(0, DistributionPolicy.feeders(DistributionMode.FAN_OUT, 3, 2));
+    assertEquals(1, DistributionPolicy.feeders(DistributionMode.CHAIN, 3, 2));
     assertEquals("one DataNode: nothing to chain", 0,
-        DistributionPolicy.feeders(Mode.CHAIN, 1, 2));
-    assertEquals(2, DistributionPolicy.feeders(Mode.HYBRID, 4, 2));
+        DistributionPolicy.feeders(DistributionMode.CHAIN, 1, 2));
+    assertEquals(2, DistributionPolicy.feeders(DistributionMode.HYBRID, 4, 2));
     assertEquals("as wide as the pipeline: a fan-out", 0,
-        DistributionPolicy.feeders(Mode.HYBRID, 2, 2));
-    assertEquals(Outcome.FAN_OUT, DistributionPolicy.outcomeOf(0));
-    assertEquals(Outcome.CHAIN, DistributionPolicy.outcomeOf(1));
-    assertEquals(Outcome.HYBRID, DistributionPolicy.outcomeOf(3));
+        DistributionPolicy.feeders(DistributionMode.HYBRID, 2, 2));
+    assertEquals(PipelineOutcome.FAN_OUT, DistributionPolicy.outcomeOf(0));
+    assertEquals(PipelineOutcome.CHAIN, DistributionPolicy.outcomeOf(1));
+    assertEquals(PipelineOutcome.HYBRID, DistributionPolicy.outcomeOf(3));
     for (Reach r : Reach.values()) {
       assertEquals(r != Reach.UNREACHABLE,
-          DistributionPolicy.fetchesByGet(Mode.CHAIN, r));
+          DistributionPolicy.fetchesByGet(DistributionMode.CHAIN, r));
     }
 
     Configuration conf = new Configuration();
@@ -165,9 +172,9 @@ public class TestDistributionPolicy {
       UcxRuntime runtime = UcxRuntime.current();
       assertNotNull("the DataNodes' markers let the client start UCX",
           runtime);
-      assertEquals(2, runtime.pipelines(Outcome.TCP_EMULATED_GETS));
-      assertEquals(0, runtime.pipelines(Outcome.FAN_OUT));
-      assertEquals("no descriptor was sent", 0, runtime.dataBytesSent());
+      assertEquals(2, runtime.metrics().pipelines(PipelineOutcome.TCP_EMULATED_GETS));
+      assertEquals(0, runtime.metrics().pipelines(PipelineOutcome.FAN_OUT));
+      assertEquals("no descriptor was sent", 0, runtime.metrics().dataBytesSent());
       for (DataNodeProcess dn : processes.dataNodes()) {
         assertEquals(0, ProcessCluster.rdmaBean(dn, "DataBytesFetched"));
         assertEquals(2, ProcessCluster.rdmaBean(dn, "BlocksOverTcp"));
@@ -181,7 +188,7 @@ public class TestDistributionPolicy {
       } finally {
         fanOut.close();
       }
-      assertEquals(1, runtime.pipelines(Outcome.FAN_OUT));
+      assertEquals(1, runtime.metrics().pipelines(PipelineOutcome.FAN_OUT));
       long fetched = 0;
       for (DataNodeProcess dn : processes.dataNodes()) {
         fetched += ProcessCluster.rdmaBean(dn, "DataBytesFetched");
@@ -290,7 +297,7 @@ public class TestDistributionPolicy {
   public void testNoUcxStartWithoutRdmaDevicesOrALocalDataNode()
       throws Exception {
     assumeFalse("this host has RDMA devices",
-        DistributionPolicy.rdmaDevicesPresent());
+        Reach.rdmaDevicesPresent());
     assumeTrue("another DataNode serves UCX on this host",
         LocalDataNodeMarker.countAlive() == 0);
     UcxRuntime.shutdown();
@@ -305,9 +312,9 @@ public class TestDistributionPolicy {
         DistributionPolicy.reasonNotToStart(distribution("fan-out")));
     assertNotNull(DistributionPolicy.reasonNotToStart(distribution("tcp")));
 
-    UcxRuntime.forgetLogged("client-not-started");
+    LogOnce.forget("client-not-started");
     GenericTestUtils.LogCapturer log = GenericTestUtils.LogCapturer
-        .captureLogs(LoggerFactory.getLogger(UcxRuntime.class));
+        .captureLogs(LoggerFactory.getLogger(LogOnce.class));
     try {
       cluster = new MiniDFSCluster.Builder(conf).numDataNodes(1).build();
       cluster.waitActive();

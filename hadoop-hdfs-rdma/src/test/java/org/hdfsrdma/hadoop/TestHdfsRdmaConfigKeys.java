@@ -16,6 +16,8 @@ import java.util.Map;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.test.GenericTestUtils;
+import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
+import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.ucx.UcxLibrary;
 import org.junit.After;
 import org.junit.Test;
@@ -94,7 +96,7 @@ public class TestHdfsRdmaConfigKeys {
     UcxRuntime.shutdown();
     UcxRuntime runtime = UcxRuntime.get(conf);
     assertNotNull("a site file's setting is not overridden by the default",
-        runtime.clientTimes());
+        runtime.metrics().clientTimes());
   }
   /**
    * Every UCX setting the runtime gives UCX is one UCX applies: UCX names

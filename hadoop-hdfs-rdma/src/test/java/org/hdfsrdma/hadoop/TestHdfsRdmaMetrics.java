@@ -3,6 +3,7 @@ package org.hdfsrdma.hadoop;
 import static org.junit.Assert.assertArrayEquals;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.fail;
@@ -38,27 +39,35 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.hdfs.DFSTestUtil;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
+import org.apache.hadoop.hdfs.server.datanode.DataNode;
 import org.apache.hadoop.io.IOUtils;
 import org.apache.hadoop.metrics2.MetricsSystem;
 import org.apache.hadoop.metrics2.impl.MetricsSystemImpl;
 import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
 import org.apache.hadoop.test.GenericTestUtils;
-import org.hdfsrdma.hadoop.PacketPhaseTimes.Phase;
+import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
+import org.hdfsrdma.hadoop.datanode.UcxDataNode;
+import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes.Phase;
+import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes;
+import org.hdfsrdma.hadoop.metrics.UcxDataNodeMetrics;
+import org.hdfsrdma.hadoop.metrics.UcxJvmMetrics;
+import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.ucx.UcxLibrary;
 import org.junit.After;
 import org.junit.Before;
 import org.junit.Test;
 
 /**
- * hdfs-rdma's counters and phase times reach Hadoop's metrics2 sinks: a
+ * hdfs-rdma's metrics reach Hadoop's metrics2 sinks and JMX: a
  * {@code FileSink} configured the way an operator configures a DataNode's
  * ({@code datanode.sink.file.*} in {@code hadoop-metrics2.properties})
- * receives the record {@code dfs.HdfsRdma} with exactly the values the
- * runtime counted for a file written through UCX, the phase rates only
- * when packet timers are on; JMX serves the source as
- * {@code Hadoop:service=DataNode,name=HdfsRdmaMetrics} next to the
- * unchanged {@code Hadoop:service=DataNode,name=HdfsRdma}; closing the
- * runtime removes the source.
+ * receives the JVM's record {@code dfs.HdfsRdma} and one record
+ * {@code dfs.HdfsRdmaDataNode} per DataNode, with exactly the values the
+ * data path counted for a file written through UCX, phase rates only when
+ * packet timers are on; JMX serves the sources as
+ * {@code Hadoop:service=DataNode,name=HdfsRdma} and
+ * {@code Hadoop:service=DataNode,name=HdfsRdmaDataNode-<host>-<port>};
+ * a DataNode's stop withdraws its source, the runtime's close the JVM's.
  *
  * <p>Each test runs on a metrics system of its own, initialised with the
  * prefix {@code DataNode} before the cluster starts, as a DataNode's JVM
@@ -70,12 +79,12 @@ import org.junit.Test;
  */
 public class TestHdfsRdmaMetrics {
 
-  private static final String SOURCE_BEAN =
-      "Hadoop:service=DataNode,name=" + HdfsRdmaMetrics.SOURCE_NAME;
-  private static final String HAND_MADE_BEAN =
-      "Hadoop:service=DataNode,name=HdfsRdma";
-  private static final String RECORD = " dfs." + HdfsRdmaMetrics.RECORD_NAME
-      + ": ";
+  private static final String JVM_BEAN =
+      "Hadoop:service=DataNode,name=" + UcxJvmMetrics.SOURCE_NAME;
+  private static final String JVM_RECORD = " dfs."
+      + UcxJvmMetrics.SOURCE_NAME + ": ";
+  private static final String DATANODE_RECORD = " dfs."
+      + UcxDataNodeMetrics.RECORD_NAME + ": ";
   private static final int BLOCK_SIZE = 1024 * 1024;
 
   private MiniDFSCluster cluster;
@@ -97,8 +106,7 @@ public class TestHdfsRdmaMetrics {
       w.println("*.period=1");
       w.println("*.sink.file.class=org.apache.hadoop.metrics2.sink.FileSink");
       w.println("datanode.sink.file.filename=" + sinkFile.getAbsolutePath());
-      w.println("datanode.sink.file.source.filter.include="
-          + HdfsRdmaMetrics.SOURCE_NAME);
+      w.println("datanode.sink.file.source.filter.include=HdfsRdma*");
     }
     previousSystem = DefaultMetricsSystem.setInstance(new MetricsSystemImpl());
     DefaultMetricsSystem.setMiniClusterMode(true);
@@ -142,13 +150,24 @@ public class TestHdfsRdmaMetrics {
     assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs, path));
   }
 
+  /** The UCX side of each DataNode of the cluster. */
+  private UcxDataNode[] dataNodes() {
+    List<DataNode> dns = cluster.getDataNodes();
+    UcxDataNode[] ucx = new UcxDataNode[dns.size()];
+    for (int i = 0; i < ucx.length; i++) {
+      ucx[i] = UcxDataNode.of(dns.get(i));
+      assertNotNull(dns.get(i) + " serves UCX", ucx[i]);
+    }
+    return ucx;
+  }
+
   /**
-   * Waits until the sink's latest {@code dfs.HdfsRdma} record carries every
-   * value {@code expected} gives (asked again at each look, so values the
-   * DataNodes' threads still move settle first), and returns that record
-   * (name to value).
+   * Waits until the sink's latest record of {@code prefix} (and, for a
+   * DataNode's, of that DataNode) carries every value {@code expected}
+   * gives (asked again at each look, so values the DataNodes' threads
+   * still move settle first), and returns that record (name to value).
    */
-  private Map<String, String> awaitRecord(
+  private Map<String, String> awaitRecord(String prefix, String dataNode,
       Supplier<Map<String, String>> expected) throws Exception {
     AtomicReference<Map<String, String>> last =
         new AtomicReference<Map<String, String>>();
@@ -157,7 +176,7 @@ public class TestHdfsRdmaMetrics {
     try {
       GenericTestUtils.waitFor(() -> {
         wanted.set(expected.get());
-        last.set(lastRecord());
+        last.set(lastRecord(prefix, dataNode));
         for (Map.Entry<String, String> e : wanted.get().entrySet()) {
           if (!e.getValue().equals(last.get().get(e.getKey()))) {
             return false;
@@ -166,36 +185,42 @@ public class TestHdfsRdmaMetrics {
         return true;
       }, 200, 60_000);
     } catch (TimeoutException e) {
-      fail("the file sink's last " + RECORD.trim() + " record " + last.get()
+      fail("the file sink's last" + prefix + "record of "
+          + (dataNode == null ? "the JVM" : dataNode) + " " + last.get()
           + " does not show " + wanted.get());
     }
     return last.get();
   }
 
-  /** The last complete {@code dfs.HdfsRdma} line of the sink file, parsed. */
-  private Map<String, String> lastRecord() {
-    Map<String, String> record = new LinkedHashMap<String, String>();
+  /**
+   * The last complete line of the sink file with record {@code prefix}
+   * (and tag DataNode={@code dataNode} unless null), parsed.
+   */
+  private Map<String, String> lastRecord(String prefix, String dataNode) {
     List<String> lines;
     try {
       lines = Files.readAllLines(sinkFile.toPath(), StandardCharsets.UTF_8);
     } catch (IOException e) {
-      return record;
+      return new LinkedHashMap<String, String>();
     }
     for (int i = lines.size() - 1; i >= 0; i--) {
       String line = lines.get(i);
-      int at = line.indexOf(RECORD);
+      int at = line.indexOf(prefix);
       if (at < 0) {
         continue;
       }
-      for (String field : line.substring(at + RECORD.length()).split(", ")) {
+      Map<String, String> record = new LinkedHashMap<String, String>();
+      for (String field : line.substring(at + prefix.length()).split(", ")) {
         int eq = field.indexOf('=');
         if (eq > 0) {
           record.put(field.substring(0, eq), field.substring(eq + 1));
         }
       }
-      break;
+      if (dataNode == null || dataNode.equals(record.get("DataNode"))) {
+        return record;
+      }
     }
-    return record;
+    return new LinkedHashMap<String, String>();
   }
 
   private static Configuration timedConf() {
@@ -217,111 +242,176 @@ public class TestHdfsRdmaMetrics {
     }
   }
 
+  /** The rate metric's name of a phase: its label in CamelCase + Nanos. */
+  private static String rateName(Phase phase) {
+    StringBuilder name = new StringBuilder();
+    for (String word : phase.label().split("-")) {
+      name.append(Character.toUpperCase(word.charAt(0)))
+          .append(word.substring(1));
+    }
+    return name.append("Nanos").toString();
+  }
+
+  private static boolean isClientPhase(Phase p) {
+    return p.label().startsWith("client-");
+  }
+
   @Test(timeout = 300_000)
   public void testCountersAndPhaseRatesReachTheFileSink() throws Exception {
     int size = 2 * BLOCK_SIZE + 4321; // three blocks
     writeFile(timedConf(), size);
     UcxRuntime runtime = UcxRuntime.current();
-    // UCX carried every byte to every replica: the runtime's own counters
+    UcxDataNode[] dataNodes = dataNodes();
+    // UCX carried every byte to every replica: each DataNode's own counters
     // (a DataNode counts its replica once its receiver is done with it).
-    GenericTestUtils.waitFor(() -> runtime.blocksOverUcx() == 9, 100,
-        30_000);
-    assertEquals(0, runtime.blocksOverTcp());
-    assertEquals(3L * size, runtime.totalFetched());
-    assertEquals(size, runtime.dataBytesSent());
-    PacketPhaseTimes times = runtime.phaseTimes();
-    assertTrue(times.count(Phase.COPY) >= 3 * 32);
+    for (UcxDataNode d : dataNodes) {
+      GenericTestUtils.waitFor(() -> d.metrics().blocksOverUcx() == 3, 100,
+          30_000);
+      assertEquals(0, d.metrics().blocksOverTcp());
+      assertEquals(size, d.metrics().dataBytesFetched());
+      assertTrue(d.metrics().times().count(Phase.COPY) >= 32);
+    }
+    assertEquals(size, runtime.metrics().dataBytesSent());
+    PacketPhaseTimes client = runtime.metrics().clientTimes();
+    assertTrue(client.count(Phase.CLIENT_SEND) >= 32);
 
-    // The sink shows exactly the runtime's values.
-    Map<String, String> record = awaitRecord(() -> {
+    // The sink shows exactly those values: the JVM's record...
+    Map<String, String> jvm = awaitRecord(JVM_RECORD, null, () -> {
       Map<String, String> expected = new LinkedHashMap<String, String>();
       expected.put("Context", "dfs");
-      expected.put("DataBytesFetched", Long.toString(3L * size));
-      expected.put("PacketsFetched", Long.toString(runtime.packetsFetched()));
-      expected.put("BlocksOverUcx", "9");
-      expected.put("BlocksOverTcp", "0");
       expected.put("DataBytesSent", Long.toString(size));
       expected.put("RejectedMessages", "0");
       expected.put("StrayMessages", "0");
-      expected.put("ClientConnects",
-          Long.toString(runtime.endpointConnects()));
+      expected.put("CallbackFailures", "0");
       expected.put("OpenSessions", "0");
       expected.put("ClientPoolInUseBytes", "0");
       expected.put("LandingPoolInUseBytes", "0");
+      expected.put("PipelinesFanOut", "3");
       for (Phase p : Phase.values()) {
-        expected.put(HdfsRdmaMetrics.rateName(p) + "NumOps",
-            Long.toString(times.count(p)));
+        if (isClientPhase(p)) {
+          expected.put(rateName(p) + "NumOps", Long.toString(client.count(p)));
+        }
       }
       return expected;
     });
-    assertTrue(record.toString(), record.containsKey("Hostname"));
-    assertTrue(record.toString(), record.containsKey("ClientHellos"));
-    assertTrue(record.toString(),
-        Long.parseLong(record.get("ClientPoolRegisteredBytes")) > 0);
-    // Same host: copied, verified and written per packet, no get waited for.
-    for (Phase p : new Phase[] {Phase.CLIENT_SEND, Phase.CLIENT_SENT_TO_ACK,
-        Phase.DESCRIPTOR_WAIT, Phase.COPY, Phase.VERIFY, Phase.DISK}) {
-      String avg = HdfsRdmaMetrics.rateName(p) + "AvgTime";
-      assertTrue(avg + " in " + record,
-          Double.parseDouble(record.get(avg)) > 0);
+    assertTrue(jvm.toString(), jvm.containsKey("Hostname"));
+    assertTrue(jvm.toString(), jvm.containsKey("ClientHellos"));
+    assertTrue(jvm.toString(), jvm.get("Transports").contains(
+        "shared memory"));
+    assertTrue(jvm.toString(),
+        Long.parseLong(jvm.get("ClientPoolRegisteredBytes")) > 0);
+    assertTrue(jvm.toString(), Long.parseLong(jvm.get("ClientConnects")) > 0);
+    for (Phase p : new Phase[] {Phase.CLIENT_SEND,
+        Phase.CLIENT_SENT_TO_ACK}) {
+      String avg = rateName(p) + "AvgTime";
+      assertTrue(avg + " in " + jvm, Double.parseDouble(jvm.get(avg)) > 0);
     }
-    assertEquals("0", record.get("DnGetWaitNanosNumOps"));
+    assertFalse("DataNode phases are the DataNodes'",
+        jvm.containsKey("DnCopyNanosNumOps"));
 
-    // JMX: the source under its stable name, once, and the hand-made bean
-    // with its attributes as before.
+    // ... and one record per DataNode.
+    for (UcxDataNode d : dataNodes) {
+      PacketPhaseTimes times = d.metrics().times();
+      Map<String, String> record = awaitRecord(DATANODE_RECORD, d.name(),
+          () -> {
+            Map<String, String> expected =
+                new LinkedHashMap<String, String>();
+            expected.put("Context", "dfs");
+            expected.put("DataBytesFetched", Long.toString(size));
+            expected.put("PacketsFetched", Long.toString(d.metrics().get(
+                UcxDataNodeMetrics.PACKETS_FETCHED)));
+            expected.put("BlocksOverUcx", "3");
+            expected.put("BlocksOverTcp", "0");
+            for (Phase p : Phase.values()) {
+              if (!isClientPhase(p)) {
+                expected.put(rateName(p) + "NumOps",
+                    Long.toString(times.count(p)));
+              }
+            }
+            return expected;
+          });
+      // Same host: copied, verified and written per packet, no get waited
+      // for.
+      for (Phase p : new Phase[] {Phase.DESCRIPTOR_WAIT, Phase.COPY,
+          Phase.VERIFY, Phase.DISK}) {
+        String avg = rateName(p) + "AvgTime";
+        assertTrue(avg + " in " + record,
+            Double.parseDouble(record.get(avg)) > 0);
+      }
+      assertEquals("0", record.get("DnGetWaitNanosNumOps"));
+      assertFalse(record.toString(), record.containsKey("DataBytesSent"));
+    }
+
+    // JMX: each source under its stable name, once.
     MBeanServer server = ManagementFactory.getPlatformMBeanServer();
     assertEquals(1, server.queryNames(new ObjectName("Hadoop:service=*,name="
-        + HdfsRdmaMetrics.SOURCE_NAME + "*"), null).size());
-    ObjectName source = new ObjectName(SOURCE_BEAN);
+        + UcxJvmMetrics.SOURCE_NAME), null).size());
+    assertEquals(3, server.queryNames(new ObjectName("Hadoop:service=*,name="
+        + UcxDataNodeMetrics.SOURCE_PREFIX + "*"), null).size());
+    ObjectName jvmBean = new ObjectName(JVM_BEAN);
     GenericTestUtils.waitFor(() -> {
       try {
-        return Long.valueOf(3L * size).equals(
-            server.getAttribute(source, "DataBytesFetched"));
+        return Long.valueOf(size).equals(
+            server.getAttribute(jvmBean, "DataBytesSent"));
       } catch (Exception e) {
         return false;
       }
     }, 200, 30_000);
-    assertEquals(times.count(Phase.DISK),
-        server.getAttribute(source, "DnDiskNanosNumOps"));
-    assertEquals(3L * size, server.getAttribute(new ObjectName(
-        HAND_MADE_BEAN), "DataBytesFetched"));
     // What JMX exporters scrape: the DataNode's /jmx servlet.
-    String json = jmxServlet(cluster.getDataNodes().get(0).getInfoPort(),
-        SOURCE_BEAN);
-    assertTrue(json, json.contains("\"name\" : \"" + SOURCE_BEAN + "\""));
-    assertTrue(json, json.contains("\"DataBytesFetched\" : " + 3L * size));
+    DataNode first = cluster.getDataNodes().get(0);
+    String own = "Hadoop:service=DataNode,name="
+        + UcxDataNode.of(first).metrics().sourceName();
+    String json = jmxServlet(first.getInfoPort(), own);
+    assertTrue(json, json.contains("\"name\" : \"" + own + "\""));
+    assertTrue(json, json.contains("\"DataBytesFetched\" : " + size));
+    assertTrue(json, json.contains("\"tag.DataNode\" : \""
+        + UcxDataNode.of(first).name() + "\""));
 
-    // Closing the runtime takes the source out of metrics2 and JMX.
+    // A DataNode's stop withdraws its source; the runtime's close the
+    // JVM's, from metrics2 and from JMX.
+    cluster.shutdown();
+    cluster = null;
+    for (UcxDataNode d : dataNodes) {
+      assertNull(DefaultMetricsSystem.instance().getSource(
+          d.metrics().sourceName()));
+    }
     UcxRuntime.shutdown();
     assertNull(DefaultMetricsSystem.instance().getSource(
-        HdfsRdmaMetrics.SOURCE_NAME));
-    assertFalse(server.isRegistered(source));
+        UcxJvmMetrics.SOURCE_NAME));
+    assertFalse(server.isRegistered(jvmBean));
   }
 
   @Test(timeout = 300_000)
   public void testNoPhaseRatesWithoutTimers() throws Exception {
     writeFile(TestUcxWritePath.ucxConf(), BLOCK_SIZE);
     UcxRuntime runtime = UcxRuntime.current();
-    assertNull(runtime.clientTimes());
-    assertNull(runtime.dataNodeTimes());
-    GenericTestUtils.waitFor(() -> runtime.blocksOverUcx() == 3, 100,
-        30_000);
-    assertEquals(3L * BLOCK_SIZE, runtime.totalFetched());
+    assertNull(runtime.metrics().clientTimes());
+    UcxDataNode[] dataNodes = dataNodes();
+    for (UcxDataNode d : dataNodes) {
+      assertNull(d.metrics().times());
+      GenericTestUtils.waitFor(() -> d.metrics().blocksOverUcx() == 1, 100,
+          30_000);
+    }
     Map<String, String> expected = new LinkedHashMap<String, String>();
-    expected.put("DataBytesFetched", Long.toString(3L * BLOCK_SIZE));
-    expected.put("BlocksOverUcx", "3");
-    expected.put("BlocksOverTcp", "0");
     expected.put("DataBytesSent", Long.toString(BLOCK_SIZE));
-    Map<String, String> record = awaitRecord(() -> expected);
-    for (String name : record.keySet()) {
-      assertFalse(name + " in " + record, name.contains("Nanos"));
+    Map<String, String> jvm = awaitRecord(JVM_RECORD, null, () -> expected);
+    Map<String, String> expectedDataNode = new LinkedHashMap<String, String>();
+    expectedDataNode.put("DataBytesFetched", Long.toString(BLOCK_SIZE));
+    expectedDataNode.put("BlocksOverUcx", "1");
+    expectedDataNode.put("BlocksOverTcp", "0");
+    Map<String, String> dataNode = awaitRecord(DATANODE_RECORD,
+        dataNodes[0].name(), () -> expectedDataNode);
+    for (Map<String, String> record : new Map[] {jvm, dataNode}) {
+      for (String name : record.keySet()) {
+        assertFalse(name + " in " + record, name.contains("Nanos"));
+      }
     }
     Set<String> attributes = new HashSet<String>();
     for (MBeanAttributeInfo a : ManagementFactory.getPlatformMBeanServer()
-        .getMBeanInfo(new ObjectName(SOURCE_BEAN)).getAttributes()) {
+        .getMBeanInfo(new ObjectName(JVM_BEAN)).getAttributes()) {
       attributes.add(a.getName());
     }
-    assertTrue(attributes.toString(), attributes.contains("DataBytesFetched"));
+    assertTrue(attributes.toString(), attributes.contains("DataBytesSent"));
     for (String name : attributes) {
       assertFalse(name, name.contains("Nanos"));
     }
@@ -331,8 +421,8 @@ public class TestHdfsRdmaMetrics {
    * A runtime outlives its DataNodes' metrics system when one JVM runs
    * cluster after cluster (MiniDFSCluster, Hadoop's own tests): the
    * metrics system's last shutdown drops every source, and the next
-   * DataNode's start registers this one again, under the same name and
-   * counting on.
+   * DataNode's start registers the JVM's source again, under the same name
+   * and counting on.
    */
   @Test(timeout = 300_000)
   public void testNextDataNodeRegistersTheSourceAgain() throws Exception {
@@ -342,19 +432,17 @@ public class TestHdfsRdmaMetrics {
     cluster = null;
     DefaultMetricsSystem.shutdown(); // this test's reference, the last one
     assertNull(DefaultMetricsSystem.instance().getSource(
-        HdfsRdmaMetrics.SOURCE_NAME));
+        UcxJvmMetrics.SOURCE_NAME));
 
     writeFile(TestUcxWritePath.ucxConf(), BLOCK_SIZE);
     assertTrue("the runtime lived on", runtime == UcxRuntime.current());
-    GenericTestUtils.waitFor(() -> runtime.blocksOverUcx() == 6, 100,
-        30_000);
-    assertEquals(6L * BLOCK_SIZE, runtime.totalFetched());
+    assertEquals(2L * BLOCK_SIZE, runtime.metrics().dataBytesSent());
     MBeanServer server = ManagementFactory.getPlatformMBeanServer();
-    ObjectName source = new ObjectName(SOURCE_BEAN);
+    ObjectName jvmBean = new ObjectName(JVM_BEAN);
     GenericTestUtils.waitFor(() -> {
       try {
-        return Long.valueOf(6L * BLOCK_SIZE).equals(
-            server.getAttribute(source, "DataBytesFetched"));
+        return Long.valueOf(2L * BLOCK_SIZE).equals(
+            server.getAttribute(jvmBean, "DataBytesSent"));
       } catch (Exception e) {
         return false;
       }

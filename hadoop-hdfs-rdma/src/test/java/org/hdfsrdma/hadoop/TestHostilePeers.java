@@ -24,7 +24,10 @@ import org.apache.hadoop.hdfs.DFSTestUtil;
 import org.apache.hadoop.hdfs.DistributedFileSystem;
 import org.apache.hadoop.test.GenericTestUtils;
 import org.hdfsrdma.hadoop.ProcessCluster.DataNodeProcess;
-import org.hdfsrdma.hadoop.UcxWireFields.WriteRequest;
+import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
+import org.hdfsrdma.hadoop.datanode.DataNodeServer;
+import org.hdfsrdma.hadoop.protocol.UcxWireFields.WriteRequest;
+import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.ucx.HelloMessage;
 import org.hdfsrdma.ucx.PacketDescriptor;
 import org.hdfsrdma.ucx.RegionAnnouncement;
@@ -135,12 +138,16 @@ public class TestHostilePeers {
     return ProcessCluster.rdmaBean(dn, attribute);
   }
 
+  private static long beanAsServed(String attribute) throws IOException {
+    return ProcessCluster.rdmaBeanAsServed(dn, attribute);
+  }
+
   /** Waits until a bean counter reaches at least {@code value}. */
   private static void awaitBean(String attribute, long value)
       throws Exception {
     GenericTestUtils.waitFor(() -> {
       try {
-        return bean(attribute) >= value;
+        return beanAsServed(attribute) >= value;
       } catch (IOException e) {
         return false;
       }
@@ -527,7 +534,7 @@ public class TestHostilePeers {
       assertTrue(rogue.isUsable());
     }
     assertTrue("client connections remembered",
-        bean("ClientConnections") <= UcxConnections.MAX_CONNECTIONS);
+        bean("ClientConnections") <= DataNodeServer.MAX_CLIENT_CONNECTIONS);
     logCases("hellos with garbage addresses", CASES);
   }
 

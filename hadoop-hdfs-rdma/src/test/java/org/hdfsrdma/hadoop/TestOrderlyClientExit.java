@@ -19,6 +19,7 @@ import org.apache.hadoop.hdfs.DFSTestUtil;
 import org.apache.hadoop.hdfs.DistributedFileSystem;
 import org.apache.hadoop.test.GenericTestUtils;
 import org.hdfsrdma.hadoop.ProcessCluster.DataNodeProcess;
+import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
 import org.hdfsrdma.ucx.UcxLibrary;
 import org.junit.Test;
 
@@ -104,7 +105,8 @@ public class TestOrderlyClientExit {
       for (final DataNodeProcess dn : cluster.dataNodes()) {
         GenericTestUtils.waitFor(() -> {
           try {
-            return ProcessCluster.rdmaBean(dn, "ClientConnections") == 0;
+            return ProcessCluster.rdmaBeanAsServed(dn, "ClientConnections")
+                == 0;
           } catch (IOException e) {
             return false;
           }

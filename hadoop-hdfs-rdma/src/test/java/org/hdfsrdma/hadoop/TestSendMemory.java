@@ -10,6 +10,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.hadoop.test.GenericTestUtils;
+import org.hdfsrdma.hadoop.sender.SendMemory;
 import org.hdfsrdma.ucx.PacketDescriptor;
 import org.hdfsrdma.ucx.StatusSlots;
 import org.hdfsrdma.ucx.UcxContext;

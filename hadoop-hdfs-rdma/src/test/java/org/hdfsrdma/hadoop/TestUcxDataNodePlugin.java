@@ -5,6 +5,7 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertNull;
+import static org.junit.Assert.assertSame;
 import static org.junit.Assert.assertTrue;
 import static org.junit.Assume.assumeTrue;
 
@@ -34,8 +35,15 @@ import org.apache.hadoop.hdfs.DFSTestUtil;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
 import org.apache.hadoop.io.IOUtils;
+import org.apache.hadoop.metrics2.MetricsSystem;
+import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
 import org.apache.hadoop.test.GenericTestUtils;
 import org.apache.hadoop.util.ServicePlugin;
+import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
+import org.hdfsrdma.hadoop.datanode.UcxDataNode;
+import org.hdfsrdma.hadoop.metrics.UcxDataNodeMetrics;
+import org.hdfsrdma.hadoop.metrics.UcxJvmMetrics;
+import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.ucx.UcxLibrary;
 import org.junit.After;
 import org.junit.Test;
@@ -48,7 +56,6 @@ import org.junit.Test;
  */
 public class TestUcxDataNodePlugin {
 
-  static final String BEAN = "Hadoop:service=DataNode,name=HdfsRdma";
   private static final int SIZE = 3 * 1024 * 1024 + 4321;
 
   private MiniDFSCluster cluster;
@@ -101,88 +108,66 @@ public class TestUcxDataNodePlugin {
     return data;
   }
 
-  private static boolean beanRegistered() throws Exception {
-    return ManagementFactory.getPlatformMBeanServer().isRegistered(
-        new ObjectName(BEAN));
-  }
-
-  private static Object attribute(String name) throws Exception {
-    return ManagementFactory.getPlatformMBeanServer().getAttribute(
-        new ObjectName(BEAN), name);
-  }
-
-  private static String jmx(DataNode dn) throws Exception {
-    URL url = new URL("http://127.0.0.1:" + dn.getInfoPort() + "/jmx?qry="
-        + BEAN);
-    try (InputStream in = url.openStream()) {
-      ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-      IOUtils.copyBytes(in, bytes, 4096, false);
-      return bytes.toString("UTF-8");
-    }
+  private static boolean jvmSourceRegistered() {
+    return DefaultMetricsSystem.instance().getSource(
+        UcxJvmMetrics.SOURCE_NAME) != null;
   }
 
   @Test(timeout = 180_000)
-  public void testEnabledDataNodesServeUcxAndTheBean() throws Exception {
+  public void testEnabledDataNodesServeUcxAndPublishMetrics()
+      throws Exception {
     assumeTrue("UCX unavailable: " + UcxLibrary.unavailableReason(),
         UcxLibrary.isAvailable());
     cluster = new MiniDFSCluster.Builder(conf(true)).numDataNodes(2).build();
     cluster.waitActive();
     UcxRuntime runtime = UcxRuntime.current();
     assertNotNull("the plugin started the JVM's UCX runtime", runtime);
+    MetricsSystem ms = DefaultMetricsSystem.instance();
+    assertNotNull("the JVM's metrics source is registered",
+        ms.getSource(UcxJvmMetrics.SOURCE_NAME));
+    List<UcxDataNodePlugin> plugins = new ArrayList<UcxDataNodePlugin>();
     for (DataNode dn : cluster.getDataNodes()) {
       UcxDataNodePlugin plugin = plugin(dn);
+      plugins.add(plugin);
       assertTrue(plugin.isServing());
       assertNull(plugin.disabledReason());
+      UcxDataNode d = plugin.dataNode();
+      assertSame("found by its DataNode", d, UcxDataNode.of(dn));
+      assertEquals(dn.getDisplayName(), d.name());
+      assertEquals(UcxDataNodeMetrics.SOURCE_PREFIX
+          + dn.getDisplayName().replace(':', '-'), d.metrics().sourceName());
+      assertNotNull("its metrics source is registered",
+          ms.getSource(d.metrics().sourceName()));
+      assertEquals(0, d.metrics().dataBytesFetched());
     }
-    assertTrue("the plugin registered the bean", beanRegistered());
-    assertEquals(0L, attribute("DataBytesFetched"));
 
     // A UCX client: both replicas of every block arrive by UCX.
     writeAndRead(cluster.getFileSystem(), "/plugin", SIZE, (short) 2);
-    long blocks = (SIZE + 1024 * 1024 - 1) / (1024 * 1024);
-    assertEquals(2L * SIZE, attribute("DataBytesFetched"));
-    assertEquals((long) SIZE, attribute("DataBytesSent"));
-    assertEquals(2 * blocks, attribute("BlocksOverUcx"));
-    assertEquals(0L, attribute("BlocksOverTcp"));
-    assertTrue((Long) attribute("PacketsFetched") >= 2 * SIZE / (64 * 1024));
-    assertEquals(0L, attribute("RejectedMessages"));
-    assertEquals(0L, attribute("StrayMessages"));
-    assertTrue((String) attribute("Transports"),
-        ((String) attribute("Transports")).contains("shared memory"));
-    assertEquals(runtime.blocksOverUcx(), attribute("BlocksOverUcx"));
+    final long blocks = (SIZE + 1024 * 1024 - 1) / (1024 * 1024);
+    for (UcxDataNodePlugin plugin : plugins) {
+      UcxDataNodeMetrics m = plugin.dataNode().metrics();
+      GenericTestUtils.waitFor(() -> m.blocksOverUcx() == blocks, 100,
+          30_000);
+      assertEquals(SIZE, m.dataBytesFetched());
+      assertEquals(0, m.blocksOverTcp());
+      assertTrue(m.get(UcxDataNodeMetrics.PACKETS_FETCHED)
+          >= SIZE / (64 * 1024));
+    }
+    assertEquals(SIZE, runtime.metrics().dataBytesSent());
+    assertEquals(0, runtime.metrics().rejectedMessages());
 
-    // Every attribute of the interface, as each DataNode's /jmx serves it.
-    List<String> names = new ArrayList<String>();
-    for (Method m : HdfsRdmaMXBean.class.getMethods()) {
-      names.add(m.getName().substring(3));
-    }
-    assertFalse(names.isEmpty());
-    for (DataNode dn : cluster.getDataNodes()) {
-      String json = jmx(dn);
-      assertTrue(json, json.contains("\"name\" : \"" + BEAN + "\""));
-      for (String name : names) {
-        assertTrue(name + " missing: " + json,
-            json.contains("\"" + name + "\""));
-      }
-      assertTrue(json,
-          json.contains("\"DataBytesFetched\" : " + (2L * SIZE)));
-      assertTrue(json, json.contains("\"BlocksOverUcx\" : " + 2 * blocks));
-    }
-
-    // Stopping the DataNodes stops their plugins; the runtime's shutdown
-    // takes the bean away.
-    List<UcxDataNodePlugin> plugins = new ArrayList<UcxDataNodePlugin>();
-    for (DataNode dn : cluster.getDataNodes()) {
-      plugins.add(plugin(dn));
-    }
+    // Stopping the DataNodes stops their plugins and withdraws their
+    // sources; the runtime's shutdown withdraws the JVM's.
     cluster.shutdown();
     cluster = null;
     for (UcxDataNodePlugin p : plugins) {
       assertFalse(p.isServing());
       assertEquals("stopped", p.disabledReason());
+      assertNull(p.dataNode());
     }
     UcxRuntime.shutdown();
-    assertFalse(beanRegistered());
+    assertNull(DefaultMetricsSystem.instance().getSource(
+        UcxJvmMetrics.SOURCE_NAME));
   }
 
   @Test(timeout = 180_000)
@@ -195,7 +180,7 @@ public class TestUcxDataNodePlugin {
         + " is false", plugin.disabledReason());
     writeAndRead(cluster.getFileSystem(), "/off", SIZE, (short) 1);
     assertNull("nothing of UCX started", UcxRuntime.current());
-    assertFalse(beanRegistered());
+    assertFalse(jvmSourceRegistered());
   }
 
   /**
@@ -217,7 +202,7 @@ public class TestUcxDataNodePlugin {
         plugin.disabledReason().contains("UCX refused"));
     writeAndRead(cluster.getFileSystem(), "/unusable", SIZE, (short) 1);
     assertNull(UcxRuntime.current());
-    assertFalse(beanRegistered());
+    assertFalse(jvmSourceRegistered());
   }
 
   /**
@@ -241,7 +226,7 @@ public class TestUcxDataNodePlugin {
         && why.contains("dfs.rdma.ucx.allow-tcp=true"));
     writeAndRead(cluster.getFileSystem(), "/no-tcp", SIZE, (short) 1);
     assertNull("nothing of UCX started", UcxRuntime.current());
-    assertFalse(beanRegistered());
+    assertFalse(jvmSourceRegistered());
   }
 
   /**
@@ -285,7 +270,7 @@ public class TestUcxDataNodePlugin {
     assertTrue(out, out.contains("ucx-available=false"));
     assertTrue(out, out.contains("serving=false reason=UCX native libraries"
         + " are not usable"));
-    assertTrue(out, out.contains("runtime=null bean=false"));
+    assertTrue(out, out.contains("runtime=null source=false"));
     assertTrue(out, out.contains("file intact"));
   }
 
@@ -302,9 +287,8 @@ public class TestUcxDataNodePlugin {
             + p.disabledReason());
         writeAndRead(c.getFileSystem(), "/no-ucx", SIZE, (short) 1);
         System.out.println("file intact");
-        MBeanServer server = ManagementFactory.getPlatformMBeanServer();
-        System.out.println("runtime=" + UcxRuntime.current() + " bean="
-            + server.isRegistered(new ObjectName(BEAN)));
+        System.out.println("runtime=" + UcxRuntime.current() + " source="
+            + jvmSourceRegistered());
       } finally {
         c.shutdown();
       }

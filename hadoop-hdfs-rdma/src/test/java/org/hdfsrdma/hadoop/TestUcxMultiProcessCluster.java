@@ -28,6 +28,8 @@ import org.apache.hadoop.hdfs.protocol.HdfsConstants.DatanodeReportType;
 import org.apache.hadoop.hdfs.tools.DFSck;
 import org.apache.hadoop.test.GenericTestUtils;
 import org.apache.hadoop.util.ToolRunner;
+import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
+import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.ucx.UcxLibrary;
 import org.junit.After;
 import org.junit.Rule;
@@ -273,7 +275,7 @@ public class TestUcxMultiProcessCluster {
       }
       assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs, path));
       assertTrue("the writer sent packets over UCX to the DataNode JVMs",
-          UcxRuntime.current().dataBytesSent() >= 2 * 1024 * 1024);
+          UcxRuntime.current().metrics().dataBytesSent() >= 2 * 1024 * 1024);
       ByteArrayOutputStream report = new ByteArrayOutputStream();
       Configuration fsckConf = new Configuration(clientConf);
       ToolRunner.run(new DFSck(fsckConf, new PrintStream(report, true)),
@@ -344,13 +346,13 @@ public class TestUcxMultiProcessCluster {
       Path path = new Path("/no-ucx-datanode");
       byte[] data = new byte[3 * 1024 * 1024 + 17];
       new Random(21).nextBytes(data);
-      long sentBefore = UcxRuntime.get(clientConf).dataBytesSent();
+      long sentBefore = UcxRuntime.get(clientConf).metrics().dataBytesSent();
       try (FSDataOutputStream out = fs.create(path, (short) 3)) {
         out.write(data);
       }
       assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs, path));
       assertEquals("no packet went as a descriptor", sentBefore,
-          UcxRuntime.current().dataBytesSent());
+          UcxRuntime.current().metrics().dataBytesSent());
 
       // A client that cannot load UCX: hdfs dfs -put in its own JVM.
       File local = new File(work, "local-file");
@@ -389,13 +391,13 @@ public class TestUcxMultiProcessCluster {
       Path path = new Path("/stock-datanode");
       byte[] data = new byte[2 * 1024 * 1024 + 99];
       new Random(31).nextBytes(data);
-      long sentBefore = UcxRuntime.get(clientConf).dataBytesSent();
+      long sentBefore = UcxRuntime.get(clientConf).metrics().dataBytesSent();
       try (FSDataOutputStream out = fs.create(path, (short) 3)) {
         out.write(data);
       }
       assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs, path));
       assertEquals("no packet went as a descriptor", sentBefore,
-          UcxRuntime.current().dataBytesSent());
+          UcxRuntime.current().metrics().dataBytesSent());
 
       // A stock client (hdfs dfs -put on the stock jars) to this cluster,
       // replication 2 so some pipelines hold only patched DataNodes.

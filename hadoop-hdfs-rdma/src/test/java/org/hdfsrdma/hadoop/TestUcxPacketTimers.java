@@ -19,21 +19,26 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.hdfs.DFSTestUtil;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
+import org.apache.hadoop.hdfs.server.datanode.DataNode;
 import org.apache.hadoop.io.IOUtils;
-import org.hdfsrdma.hadoop.PacketPhaseTimes.Phase;
+import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
+import org.hdfsrdma.hadoop.datanode.UcxDataNode;
+import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes.Phase;
+import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes;
+import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.ucx.UcxLibrary;
 import org.junit.After;
 import org.junit.Before;
 import org.junit.Test;
 
 /**
- * The per-packet phase timers and the JMX bean an operator and the
- * benchmarks read: off by default, every phase counted once per packet
- * when on, and the bean served by the DataNode's /jmx servlet.
+ * The per-packet phase timers an operator and the benchmarks read: off by
+ * default, every phase counted once per packet when on, the client's in
+ * the JVM's metrics and each DataNode's in its own (how they reach sinks
+ * and JMX: {@link TestHdfsRdmaMetrics}).
  */
 public class TestUcxPacketTimers {
 
-  private static final String BEAN = "Hadoop:service=DataNode,name=HdfsRdma";
   private MiniDFSCluster cluster;
 
   @Before
@@ -67,11 +72,23 @@ public class TestUcxPacketTimers {
   public void testTimersAreOffByDefault() throws Exception {
     writeFile(TestUcxWritePath.ucxConf(), 1024 * 1024);
     UcxRuntime runtime = UcxRuntime.current();
-    assertNull(runtime.clientTimes());
-    assertNull(runtime.dataNodeTimes());
-    MBeanServer server = ManagementFactory.getPlatformMBeanServer();
-    assertEquals(3L * 1024 * 1024, server.getAttribute(new ObjectName(BEAN),
-        "DataBytesFetched"));
+    assertNull(runtime.metrics().clientTimes());
+    for (DataNode d : cluster.getDataNodes()) {
+      assertNull(UcxDataNode.of(d).metrics().times());
+    }
+    assertEquals(3L * 1024 * 1024, UcxCounters.dataBytesFetched());
+  }
+
+  /** The phase timers of every DataNode of the cluster, added up. */
+  private PacketPhaseTimes dataNodeTimes() {
+    PacketPhaseTimes sum = new PacketPhaseTimes();
+    for (DataNode d : cluster.getDataNodes()) {
+      PacketPhaseTimes times = UcxDataNode.of(d).metrics().times();
+      for (Phase p : Phase.values()) {
+        sum.add(p, times.count(p), times.nanos(p));
+      }
+    }
+    return sum;
   }
 
   @Test(timeout = 300_000)
@@ -83,8 +100,8 @@ public class TestUcxPacketTimers {
         HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_PACKET_TIMERS_ENABLED_KEY, true);
     writeFile(conf, 2 * 1024 * 1024);
     UcxRuntime runtime = UcxRuntime.current();
-    PacketPhaseTimes dn = runtime.dataNodeTimes();
-    long fetched = runtime.dataBytesFetched().values().stream()
+    PacketPhaseTimes dn = dataNodeTimes();
+    long fetched = UcxCounters.dataBytesFetchedByDataNode().values().stream()
         .mapToLong(Long::longValue).sum();
     assertEquals(3L * 2 * 1024 * 1024, fetched);
     // Same host: every packet with bytes is copied straight from the
@@ -104,23 +121,12 @@ public class TestUcxPacketTimers {
     }
     assertTrue(dn.nanos(Phase.COPY) > 0);
     assertTrue(dn.nanos(Phase.DISK) > 0);
-    PacketPhaseTimes client = runtime.clientTimes();
+    PacketPhaseTimes client = runtime.metrics().clientTimes();
     // Packets with data are timed until their ack releases the buffer; the
     // two empty end-of-block packets are sent but hold no buffer.
     assertTrue(client.count(Phase.CLIENT_SENT_TO_ACK) >= 32);
     assertEquals(client.count(Phase.CLIENT_SEND) - 2,
         client.count(Phase.CLIENT_SENT_TO_ACK));
 
-    // The DataNode's own /jmx servlet serves the bean, phases included.
-    URL url = new URL("http://127.0.0.1:"
-        + cluster.getDataNodes().get(0).getInfoPort() + "/jmx?qry=" + BEAN);
-    String json;
-    try (InputStream in = url.openStream()) {
-      java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
-      IOUtils.copyBytes(in, bytes, 4096, false);
-      json = bytes.toString("UTF-8");
-    }
-    assertTrue(json, json.contains("\"DataBytesFetched\" : " + fetched));
-    assertTrue(json, json.contains("dn-copy-nanos"));
   }
 }

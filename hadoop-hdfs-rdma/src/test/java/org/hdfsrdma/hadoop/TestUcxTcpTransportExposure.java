@@ -29,6 +29,8 @@ import org.apache.hadoop.hdfs.DFSTestUtil;
 import org.apache.hadoop.hdfs.DistributedFileSystem;
 import org.apache.hadoop.util.StringUtils;
 import org.hdfsrdma.hadoop.ProcessCluster.DataNodeProcess;
+import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
+import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.ucx.UcxLibrary;
 import org.junit.Test;
 import org.slf4j.Logger;

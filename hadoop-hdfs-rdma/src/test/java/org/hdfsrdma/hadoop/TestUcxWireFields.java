@@ -47,8 +47,9 @@ import org.apache.hadoop.hdfs.shortcircuit.ShortCircuitShm.SlotId;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.security.token.Token;
 import org.apache.hadoop.util.DataChecksum;
-import org.hdfsrdma.hadoop.UcxWireFields.CommitEntry;
-import org.hdfsrdma.hadoop.UcxWireFields.WriteRequest;
+import org.hdfsrdma.hadoop.protocol.UcxWireFields.CommitEntry;
+import org.hdfsrdma.hadoop.protocol.UcxWireFields.WriteRequest;
+import org.hdfsrdma.hadoop.protocol.UcxWireFields;
 import org.junit.Test;
 
 import com.google.protobuf.ByteString;

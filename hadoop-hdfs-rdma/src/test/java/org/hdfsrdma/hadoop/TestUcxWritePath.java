@@ -14,6 +14,8 @@ import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.hdfs.DFSConfigKeys;
 import org.apache.hadoop.hdfs.DFSTestUtil;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
+import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
+import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.ucx.UcxLibrary;
 import org.junit.AfterClass;
 import org.junit.BeforeClass;
@@ -64,7 +66,7 @@ public class TestUcxWritePath {
 
   private static long fetchedTotal() {
     long total = 0;
-    for (long n : UcxRuntime.current().dataBytesFetched().values()) {
+    for (long n : UcxCounters.dataBytesFetchedByDataNode().values()) {
       total += n;
     }
     return total;
@@ -77,20 +79,20 @@ public class TestUcxWritePath {
     new Random(size * 31L + replication).nextBytes(data);
     Path path = new Path("/ucx/" + name);
     long before = fetchedTotal();
-    long tcpBlocks = UcxRuntime.current().blocksOverTcp();
+    long tcpBlocks = UcxCounters.blocksOverTcp();
     try (FSDataOutputStream out = fs.create(path, replication)) {
       out.write(data);
     }
     DFSTestUtil.waitReplication(fs, path, replication);
     assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs, path));
     long fetched = fetchedTotal() - before;
-    Map<String, Long> byNode = UcxRuntime.current().dataBytesFetched();
+    Map<String, Long> byNode = UcxCounters.dataBytesFetchedByDataNode();
     LOG.info("{}: {} bytes x {} replicas, {} fetched by UCX get ({})", name,
         size, replication, fetched, byNode);
     assertEquals("bytes fetched by UCX get", (long) size * replication,
         fetched);
     assertEquals("replicas whose packets came on the socket", tcpBlocks,
-        UcxRuntime.current().blocksOverTcp());
+        UcxCounters.blocksOverTcp());
   }
 
   @Test(timeout = 300_000)

@@ -40,6 +40,9 @@ import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
 import org.apache.hadoop.hdfs.tools.DFSck;
 import org.apache.hadoop.test.GenericTestUtils;
 import org.apache.hadoop.util.ToolRunner;
+import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
+import org.hdfsrdma.hadoop.datanode.DataNodeServer;
+import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
 import org.hdfsrdma.ucx.UcxEndpoint;
 import org.hdfsrdma.ucx.UcxLibrary;
@@ -101,11 +104,7 @@ public class TestUcxWritePathScenarios {
   }
 
   private static long fetched() {
-    long total = 0;
-    for (long n : runtime().dataBytesFetched().values()) {
-      total += n;
-    }
-    return total;
+    return UcxCounters.dataBytesFetched();
   }
 
   static byte[] random(int size, long seed) {
@@ -183,7 +182,7 @@ public class TestUcxWritePathScenarios {
     // as on the socket path: at least every byte once per replica.
     assertTrue("fetched " + (fetched() - before),
         fetched() - before >= 3L * expected.length);
-    assertEquals("no replica on the socket", 0, runtime().blocksOverTcp());
+    assertEquals("no replica on the socket", 0, UcxCounters.blocksOverTcp());
     assertHealthy("/flush");
   }
 
@@ -222,8 +221,8 @@ public class TestUcxWritePathScenarios {
       }
       assertEquals("every byte fetched by each of the 3 replicas",
           3 * total, fetched() - before);
-      assertEquals(3 * blocks, runtime().blocksOverUcx());
-      assertEquals(0, runtime().blocksOverTcp());
+      assertEquals(3 * blocks, UcxCounters.blocksOverUcx());
+      assertEquals(0, UcxCounters.blocksOverTcp());
     } finally {
       pool.shutdownNow();
     }
@@ -301,10 +300,13 @@ public class TestUcxWritePathScenarios {
     assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs, path));
     assertEquals("every pipeline includes the DataNode without UCX", 0,
         fetched() - before);
-    assertEquals("no replica came over UCX", 0, runtime().blocksOverUcx());
+    assertEquals("no replica came over UCX", 0, UcxCounters.blocksOverUcx());
+    // The DataNode without UCX serves no metrics of hdfs-rdma; the two that
+    // serve UCX count their replicas as received over TCP.
     assertEquals("every replica came over the socket",
-        3 * blocks(data.length), runtime().blocksOverTcp());
-    assertEquals("no descriptor was sent", 0, runtime().dataBytesSent());
+        2 * blocks(data.length), UcxCounters.blocksOverTcp());
+    assertEquals("no descriptor was sent", 0,
+        runtime().metrics().dataBytesSent());
     assertHealthy("/mixed");
   }
 
@@ -324,9 +326,9 @@ public class TestUcxWritePathScenarios {
       }
       assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs, path));
       assertEquals(0, fetched() - before);
-      assertEquals(0, runtime().dataBytesSent());
-      assertEquals(0, runtime().blocksOverUcx());
-      assertEquals(3 * blocks(data.length), runtime().blocksOverTcp());
+      assertEquals(0, runtime().metrics().dataBytesSent());
+      assertEquals(0, UcxCounters.blocksOverUcx());
+      assertEquals(3 * blocks(data.length), UcxCounters.blocksOverTcp());
       assertHealthy("/stock-client");
     } finally {
       plain.close();
@@ -376,12 +378,12 @@ public class TestUcxWritePathScenarios {
       assertHealthy("/unreachable-" + i);
     }
     assertEquals("nothing fetched by get", 0, fetched());
-    assertEquals(0, runtime.blocksOverUcx());
+    assertEquals(0, UcxCounters.blocksOverUcx());
     assertEquals("every replica came over the socket",
         3 * (blocks(UnreachableClient.SIZES[0])
-            + blocks(UnreachableClient.SIZES[1])), runtime.blocksOverTcp());
+            + blocks(UnreachableClient.SIZES[1])), UcxCounters.blocksOverTcp());
     assertEquals("no UCX message reached the DataNodes", 0,
-        runtime.connections().hellos());
+        DataNodeServer.of(runtime).clientHellos());
   }
 
   /** The client JVM of the test above. */
@@ -427,7 +429,7 @@ public class TestUcxWritePathScenarios {
           System.out.println("second file: skipped UCX");
         }
         System.out.println("descriptors sent: "
-            + UcxRuntime.current().dataBytesSent());
+            + UcxRuntime.current().metrics().dataBytesSent());
       } finally {
         log.stopCapturing();
         streamerLog.stopCapturing();
@@ -470,8 +472,8 @@ public class TestUcxWritePathScenarios {
     assertHealthy("/ucx-lost");
     // The first block finished over the socket after its recovery; the
     // second went over UCX again, on a new connection.
-    assertTrue("replicas on the socket: " + runtime.blocksOverTcp(),
-        runtime.blocksOverTcp() >= 3);
+    assertTrue("replicas on the socket: " + UcxCounters.blocksOverTcp(),
+        UcxCounters.blocksOverTcp() >= 3);
     assertTrue("fetched after the failure: " + (fetched() - midBlock),
         fetched() - midBlock >= 3L * (data.length - BLOCK_SIZE));
   }
@@ -480,7 +482,7 @@ public class TestUcxWritePathScenarios {
   public void testAbortedStreamsGiveTheirBuffersBack() throws Exception {
     start(3);
     UcxRuntime runtime = runtime();
-    RegisteredBufferPool pool = runtime.clientPool(
+    RegisteredBufferPool pool = runtime.pools().client(
         cluster.getConfiguration(0).getInt(
             HdfsClientConfigKeys.DFS_CLIENT_WRITE_PACKET_SIZE_KEY,
             HdfsClientConfigKeys.DFS_CLIENT_WRITE_PACKET_SIZE_DEFAULT));

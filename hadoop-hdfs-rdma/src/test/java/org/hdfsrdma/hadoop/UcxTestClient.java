@@ -6,6 +6,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.concurrent.TimeUnit;
 
+import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.ucx.EndpointCache;
 import org.hdfsrdma.ucx.PacketDescriptor;
 import org.hdfsrdma.ucx.RegionAnnouncement;
@@ -30,14 +31,14 @@ import org.openucx.jucx.UcxUtils;
  * the DataNode reads directly (same-host shared memory); {@link #separate}
  * has its own UCX context, worker and pool, as another process would.
  */
-final class UcxTestClient implements Closeable {
+public final class UcxTestClient implements Closeable {
 
-  static final long TIMEOUT_MS = 30_000;
+  public static final long TIMEOUT_MS = 30_000;
   private static final int SLOTS = 256;
 
-  final UcxWorker worker;
-  final RegisteredBufferPool pool;
-  final UcxEndpoint endpoint;
+  public final UcxWorker worker;
+  public final RegisteredBufferPool pool;
+  public final UcxEndpoint endpoint;
   private final UcxContext ownContext;
   private final EndpointCache ownEndpoints;
   private final ByteBuffer messages = ByteBuffer.allocateDirect(
@@ -64,11 +65,11 @@ final class UcxTestClient implements Closeable {
    * (where its DataNode sessions are), with packets in the runtime's client
    * pool of {@code packetSize}-byte packets.
    */
-  static UcxTestClient sameJvm(UcxRuntime runtime, int packetSize)
+  public static UcxTestClient sameJvm(UcxRuntime runtime, int packetSize)
       throws Exception {
     UcxEndpoint e = runtime.connect(runtime.workerAddress(),
         "the DataNode under test").get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
-    return new UcxTestClient(runtime.worker(), runtime.clientPool(packetSize),
+    return new UcxTestClient(runtime.worker(), runtime.pools().client(packetSize),
         e, null, null);
   }
 
@@ -77,7 +78,7 @@ final class UcxTestClient implements Closeable {
    * {@code tls}), connected to the worker at {@code dataNodeAddress} with
    * its hello sent first; {@code buffers} buffers of {@code bufferSize}.
    */
-  static UcxTestClient separate(String tls, byte[] dataNodeAddress,
+  public static UcxTestClient separate(String tls, byte[] dataNodeAddress,
       int bufferSize, int buffers) throws Exception {
     UcxContext context = new UcxContext(UcxContext.Options.defaults()
         .withUcxConfig("TLS", tls));
@@ -112,7 +113,7 @@ final class UcxTestClient implements Closeable {
    * Leases a buffer and fills {@code length} bytes from {@code offset} with
    * the pattern of {@code seed}.
    */
-  long fill(int offset, int length, long seed) throws IOException {
+  public long fill(int offset, int length, long seed) throws IOException {
     long token = pool.acquire(TIMEOUT_MS);
     ByteBuffer b = pool.buffer(token);
     for (int i = 0; i < length; i++) {
@@ -121,14 +122,14 @@ final class UcxTestClient implements Closeable {
     return token;
   }
 
-  static byte pattern(long seed, int i) {
+  public static byte pattern(long seed, int i) {
     long x = seed * 0x9E3779B97F4A7C15L + i;
     x ^= x >>> 29;
     return (byte) (x * 0xBF58476D1CE4E5B9L >>> 56);
   }
 
   /** The id a session knows a pool region by (UcxStreamerState's). */
-  static int sessionRegionId(int poolRegion) {
+  public static int sessionRegionId(int poolRegion) {
     return poolRegion + 1;
   }
 
@@ -136,14 +137,14 @@ final class UcxTestClient implements Closeable {
    * Announces the pool region holding {@code token} to {@code session}
    * under {@code regionId}.
    */
-  void announce(long session, int regionId, long token) throws IOException {
+  public void announce(long session, int regionId, long token) throws IOException {
     int region = pool.regionId(token);
     announceRaw(session, regionId, pool.regionAddress(region),
         pool.regionLength(region), pool.regionKey(region));
   }
 
   /** Announces any bounds under any key (for hostile announcements). */
-  void announceRaw(long session, int regionId, long base, long length,
+  public void announceRaw(long session, int regionId, long base, long length,
       byte[] rkey) throws IOException {
     int offset = SLOTS * PacketDescriptor.LENGTH;
     announcement.wrap(messages, offset, RegionAnnouncement.MAX_LENGTH)
@@ -152,7 +153,7 @@ final class UcxTestClient implements Closeable {
   }
 
   /** Sends one descriptor, every field as given. */
-  void describe(long session, long blockId, long generationStamp,
+  public void describe(long session, long blockId, long generationStamp,
       long seqno, long offsetInBlock, int flags, int regionId, long address,
       int checksumLength, int dataLength) throws IOException {
     int slot = next;
@@ -194,7 +195,7 @@ final class UcxTestClient implements Closeable {
   }
 
   /** Waits for every send of this client to be over. */
-  void flush() throws IOException {
+  public void flush() throws IOException {
     for (int i = 0; i <= SLOTS; i++) {
       await(i);
     }

@@ -23,14 +23,14 @@ import java.nio.BufferOverflowException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 
-import com.google.common.annotations.VisibleForTesting;
-
 import org.apache.hadoop.classification.InterfaceAudience;
 import org.apache.hadoop.hdfs.protocol.HdfsConstants;
 import org.apache.hadoop.hdfs.protocol.datatransfer.PacketHeader;
 import org.apache.hadoop.hdfs.util.ByteArrayManager;
-import org.hdfsrdma.hadoop.PacketPhaseTimes;
+import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
+
+import com.google.common.annotations.VisibleForTesting;
 
 /**
  * A {@link DFSPacket} whose checksums and data live in a buffer leased from

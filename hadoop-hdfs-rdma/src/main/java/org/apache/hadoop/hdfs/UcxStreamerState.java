@@ -17,19 +17,23 @@ import org.apache.hadoop.hdfs.protocol.datatransfer.PacketHeader;
 import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.BlockOpResponseProto;
 import org.apache.hadoop.hdfs.security.token.block.BlockTokenIdentifier;
 import org.apache.hadoop.security.token.Token;
-import org.hdfsrdma.hadoop.AnnouncedRegions;
-import org.hdfsrdma.hadoop.DistributionPolicy;
-import org.hdfsrdma.hadoop.DistributionPolicy.Mode;
-import org.hdfsrdma.hadoop.DistributionPolicy.Outcome;
-import org.hdfsrdma.hadoop.DistributionPolicy.Reach;
-import org.hdfsrdma.hadoop.PacketPhaseTimes;
-import org.hdfsrdma.hadoop.RdmaConf;
-import org.hdfsrdma.hadoop.SendMemory;
-import org.hdfsrdma.hadoop.ShapeChooser;
-import org.hdfsrdma.hadoop.UcxRuntime;
-import org.hdfsrdma.hadoop.UcxWireFields;
-import org.hdfsrdma.hadoop.UcxWireFields.CommitEntry;
-import org.hdfsrdma.hadoop.UcxWireFields.WriteRequest;
+import org.hdfsrdma.hadoop.client.DistributionPolicy;
+import org.hdfsrdma.hadoop.client.ShapeChooser;
+import org.hdfsrdma.hadoop.client.UcxClients;
+import org.hdfsrdma.hadoop.conf.DistributionMode;
+import org.hdfsrdma.hadoop.conf.RdmaConf;
+import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes;
+import org.hdfsrdma.hadoop.metrics.PipelineOutcome;
+import org.hdfsrdma.hadoop.metrics.UcxJvmMetrics;
+import org.hdfsrdma.hadoop.metrics.WriterCounters;
+import org.hdfsrdma.hadoop.protocol.UcxWireFields.CommitEntry;
+import org.hdfsrdma.hadoop.protocol.UcxWireFields.WriteRequest;
+import org.hdfsrdma.hadoop.protocol.UcxWireFields;
+import org.hdfsrdma.hadoop.runtime.Reach;
+import org.hdfsrdma.hadoop.runtime.UcxRuntime;
+import org.hdfsrdma.hadoop.sender.AnnouncedRegions;
+import org.hdfsrdma.hadoop.sender.SendMemory;
+import org.hdfsrdma.hadoop.util.LogOnce;
 import org.hdfsrdma.ucx.PacketDescriptor;
 import org.hdfsrdma.ucx.RegionAnnouncement;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
@@ -91,9 +95,9 @@ public final class UcxStreamerState {
   /** Why pipelines through a DataNode use TCP, and until when. */
   private static final class TcpUntil {
     final long untilMs;
-    final Outcome outcome;
+    final PipelineOutcome outcome;
 
-    TcpUntil(long untilMs, Outcome outcome) {
+    TcpUntil(long untilMs, PipelineOutcome outcome) {
       this.untilMs = untilMs;
       this.outcome = outcome;
     }
@@ -135,6 +139,8 @@ public final class UcxStreamerState {
   private int fed;
   private AnnouncedRegions announced;
   private boolean active;
+  /** The active pipeline's per-packet counters. */
+  private WriterCounters.Slot counters;
   private long tcpOnlyBlockId = Long.MIN_VALUE;
 
   private UcxStreamerState(UcxRuntime runtime, RdmaConf conf,
@@ -169,9 +175,9 @@ public final class UcxStreamerState {
     }
     RegisteredBufferPool pool;
     try {
-      pool = runtime.clientPool(client.getConf().getWritePacketSize());
+      pool = runtime.pools().client(client.getConf().getWritePacketSize());
     } catch (RuntimeException e) {
-      UcxRuntime.logOnce("client-pool", "hdfs-rdma: no registered buffer"
+      LogOnce.info("client-pool", "hdfs-rdma: no registered buffer"
           + " pool, writes stay on TCP: " + e.getMessage());
       return OFF;
     }
@@ -216,11 +222,11 @@ public final class UcxStreamerState {
       // Emulated gets are the policy's reason, not UCX's: forced fan-out
       // ignores them.
       if (tcp != null && tcp.untilMs > now
-          && (tcp.outcome == Outcome.TCP_UNREACHABLE
-              || conf.distribution() == Mode.AUTO)) {
+          && (tcp.outcome == PipelineOutcome.TCP_UNREACHABLE
+              || conf.distribution() == DistributionMode.AUTO)) {
         LOG.debug("hdfs-rdma: {} on TCP ({}) because of {}", pipelineBlock,
             tcp.outcome.label(), node);
-        runtime.countPipeline(tcp.outcome);
+        runtime.metrics().countPipeline(tcp.outcome);
         return out;
       }
     }
@@ -245,8 +251,8 @@ public final class UcxStreamerState {
    * the measured rates say ({@link ShapeChooser}); otherwise a fan-out.
    */
   private int feeders(DatanodeInfo[] pipeline) {
-    if (conf.distribution() == Mode.AUTO) {
-      if (!runtime.hasNetworkRdma()) {
+    if (conf.distribution() == DistributionMode.AUTO) {
+      if (!runtime.transports().networkRdma()) {
         return 0;
       }
       String[] addresses = new String[pipeline.length];
@@ -289,7 +295,7 @@ public final class UcxStreamerState {
     if (!committedInOrder(commits)) {
       LOG.debug("hdfs-rdma: {} on TCP: {} of {} DataNodes committed", block,
           commits.size(), nodes.length);
-      if (request.feeders() > 0 && conf.distribution() == Mode.AUTO) {
+      if (request.feeders() > 0 && conf.distribution() == DistributionMode.AUTO) {
         // A DataNode could not feed the next one; the DataNodes' own log
         // says which. Fan these out for a while instead.
         long until = System.currentTimeMillis() + conf.unreachableRetryMs();
@@ -303,21 +309,21 @@ public final class UcxStreamerState {
     for (CommitEntry c : commits) {
       ShapeChooser.noteIngest(c.getXferAddr(), c.getIngestBytesPerSecond());
     }
-    Mode mode = conf.distribution();
+    DistributionMode mode = conf.distribution();
     Reach[] reach = new Reach[fed];
     for (int i = 0; i < fed; i++) {
       CommitEntry c = commits.get(i);
-      reach[i] = DistributionPolicy.reachBeforeConnect(runtime,
-          c.getHostId(), c.getUid());
+      reach[i] = Reach.before(runtime.transports(), c.getHostId(),
+          c.getUid());
       if (reach[i] == Reach.UNREACHABLE) {
-        tcpFor(i, Outcome.TCP_UNREACHABLE, "it is on another host or runs"
+        tcpFor(i, PipelineOutcome.TCP_UNREACHABLE, "it is on another host or runs"
             + " as another user (UCX shares memory only between processes"
             + " of one user and host) and this JVM's UCX has no RDMA"
             + " device", null);
         return;
       }
       if (!DistributionPolicy.fetchesByGet(mode, reach[i])) {
-        tcpFor(i, Outcome.TCP_EMULATED_GETS, "it is on another host and"
+        tcpFor(i, PipelineOutcome.TCP_EMULATED_GETS, "it is on another host and"
             + " only UCX's tcp transport reaches it, where the client's CPU"
             + " would serve every get", null);
         return;
@@ -341,7 +347,7 @@ public final class UcxStreamerState {
         if (e instanceof InterruptedException) {
           Thread.currentThread().interrupt();
         }
-        tcpFor(i, Outcome.TCP_UNREACHABLE, "its UCX worker could not be"
+        tcpFor(i, PipelineOutcome.TCP_UNREACHABLE, "its UCX worker could not be"
             + " reached", e);
         return;
       }
@@ -353,16 +359,17 @@ public final class UcxStreamerState {
       // What UCX chose for the connection decides, not what the transports
       // promised: a peer without RDMA lanes is served by tcp.
       if (reach[i] == Reach.ONE_SIDED && !DistributionPolicy.fetchesByGet(
-          mode, DistributionPolicy.reachOf(connected[i].transports()))) {
-        tcpFor(i, Outcome.TCP_EMULATED_GETS, "UCX reaches it only with"
+          mode, Reach.of(connected[i].transports()))) {
+        tcpFor(i, PipelineOutcome.TCP_EMULATED_GETS, "UCX reaches it only with"
             + " gets the client's CPU would serve ("
             + connected[i].transports() + ")", null);
         return;
       }
     }
-    runtime.countPipeline(DistributionPolicy.outcomeOf(request.feeders()));
+    runtime.metrics().countPipeline(DistributionPolicy.outcomeOf(request.feeders()));
     endpoints = connected;
     announced = new AnnouncedRegions(fed);
+    counters = runtime.metrics().openStream();
     active = true;
     LOG.debug("hdfs-rdma: {} moves over UCX to {} DataNodes, {} fed by the"
         + " client", block, nodes.length, fed);
@@ -372,13 +379,13 @@ public final class UcxStreamerState {
    * The pipeline runs over TCP because of node {@code node}; so do the
    * next ones through it, for {@code dfs.client.rdma.unreachable-retry-ms}.
    */
-  private void tcpFor(int node, Outcome outcome, String why,
+  private void tcpFor(int node, PipelineOutcome outcome, String why,
       Exception cause) {
     TCP_UNTIL.put(nodes[node].getXferAddr(), new TcpUntil(
         System.currentTimeMillis() + conf.unreachableRetryMs(), outcome));
-    runtime.countPipeline(outcome);
+    runtime.metrics().countPipeline(outcome);
     request = null;
-    UcxRuntime.logOnce(outcome + " " + nodes[node].getXferAddr() + why,
+    LogOnce.info(outcome + " " + nodes[node].getXferAddr() + why,
         "hdfs-rdma: " + block + " over TCP: " + why + " (" + nodes[node]
         + (cause == null ? "" : ": " + cause) + "); pipelines through it use"
         + " TCP for the next " + conf.unreachableRetryMs() + " ms");
@@ -450,7 +457,7 @@ public final class UcxStreamerState {
   }
 
   private void sendNow(DFSPacket packet) throws IOException {
-    PacketPhaseTimes times = runtime.clientTimes();
+    PacketPhaseTimes times = runtime.metrics().clientTimes();
     long started = times == null ? 0 : System.nanoTime();
     long address;
     int checksumLength;
@@ -521,7 +528,7 @@ public final class UcxStreamerState {
         return;
       }
     }
-    runtime.countSent(dataLength);
+    counters.add(UcxJvmMetrics.SENT_BYTES, dataLength);
     if (times != null) {
       long sentAt = System.nanoTime();
       times.add(PacketPhaseTimes.Phase.CLIENT_SEND, sentAt - started);
@@ -574,7 +581,7 @@ public final class UcxStreamerState {
       return false;
     }
     if (rc != 0) {
-      runtime.countQueuedSend();
+      counters.add(UcxJvmMetrics.QUEUED_SENDS, 1);
       return awaitSlot(slots, slot, node);
     }
     return true;
@@ -651,6 +658,10 @@ public final class UcxStreamerState {
   void endPipeline() {
     heartbeatsInFlight.set(0);
     active = false;
+    if (counters != null) {
+      counters.close();
+      counters = null;
+    }
     request = null;
     endpoints = null;
   }

@@ -3,8 +3,8 @@ package org.hdfsrdma.hadoop.tools;
 import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
-import java.io.InterruptedIOException;
 import java.io.InputStreamReader;
+import java.io.InterruptedIOException;
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
@@ -40,13 +40,13 @@ import org.apache.hadoop.hdfs.protocol.HdfsConstants.DatanodeReportType;
 import org.apache.hadoop.util.Tool;
 import org.apache.hadoop.util.ToolRunner;
 import org.apache.hadoop.util.VersionInfo;
-import org.hdfsrdma.hadoop.DistributionPolicy;
-import org.hdfsrdma.hadoop.HadoopVersionCheck;
-import org.hdfsrdma.hadoop.HdfsRdmaConfigKeys;
-import org.hdfsrdma.hadoop.RdmaConf;
 import org.hdfsrdma.hadoop.UcxDataNodePlugin;
-import org.hdfsrdma.hadoop.UcxRuntime;
+import org.hdfsrdma.hadoop.agent.HadoopVersionCheck;
 import org.hdfsrdma.hadoop.agent.PatchState;
+import org.hdfsrdma.hadoop.client.DistributionPolicy;
+import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
+import org.hdfsrdma.hadoop.conf.RdmaConf;
+import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.ucx.NativeIntrospection;
 import org.hdfsrdma.ucx.UcxLibrary;
 import org.hdfsrdma.ucx.UcxUnavailableException;
@@ -70,7 +70,7 @@ import org.hdfsrdma.ucx.UcxUnavailableException;
  * devices, the effective {@code dfs.*.rdma.*} settings, the DataNode
  * plugin, and with {@code --probe} a small write to fs.defaultFS
  * confirmed by this JVM's UCX counter and by each DataNode's
- * {@code Hadoop:service=DataNode,name=HdfsRdma} bean. Exits 1 when any
+ * {@code Hadoop:service=DataNode,name=HdfsRdmaDataNode-*} bean. Exits 1 when any
  * line is a PROBLEM, each saying why in one line.
  *
  * <p>Roles: {@code --client} checks what a writer needs (a YARN container,
@@ -632,7 +632,7 @@ public final class Check extends Configured implements Tool {
 
   private static long sent() {
     UcxRuntime r = runtime();
-    return r == null ? 0 : r.dataBytesSent();
+    return r == null ? 0 : r.metrics().dataBytesSent();
   }
 
   /**
@@ -696,7 +696,7 @@ public final class Check extends Configured implements Tool {
           + " probe's replicas there: " + want + "), blocks over UCX +"
           + (b1.blocksOverUcx() - u0) + ", over TCP +"
           + (b1.blocksOverTcp() - t0);
-      String transports = b1.getString("Transports");
+      String transports = b1.getString("tag.Transports");
       if (transports != null && !transports.isEmpty()) {
         counts += "; transports " + transports;
       }

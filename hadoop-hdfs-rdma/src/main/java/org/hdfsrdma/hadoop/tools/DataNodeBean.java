@@ -8,15 +8,27 @@ import java.nio.charset.StandardCharsets;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import org.hdfsrdma.hadoop.metrics.UcxDataNodeMetrics;
+import org.hdfsrdma.hadoop.metrics.UcxJvmMetrics;
+
 /**
- * One DataNode's hdfs-rdma JMX bean
- * ({@code Hadoop:service=DataNode,name=HdfsRdma}), read as its web server
- * serves it ({@code /jmx}), the way an operator's monitoring would.
+ * One DataNode's hdfs-rdma metrics as its web server serves them in JMX
+ * ({@code /jmx}), the way an operator's monitoring would read them: the
+ * DataNode's source
+ * {@code Hadoop:service=DataNode,name=HdfsRdmaDataNode-<host>-<port>}
+ * ({@code UcxDataNodeMetrics}: bytes fetched, blocks) and its JVM's
+ * {@code Hadoop:service=DataNode,name=HdfsRdma} ({@code UcxJvmMetrics}:
+ * transports), read in one query.
  */
 public final class DataNodeBean {
 
-  /** The bean's JMX name. */
-  public static final String NAME = "Hadoop:service=DataNode,name=HdfsRdma";
+  /** The JMX query that finds both beans (one DataNode per web server). */
+  public static final String NAME = "Hadoop:service=DataNode,name="
+      + UcxJvmMetrics.SOURCE_NAME + "*";
+
+  /** The DataNode source's name up to the DataNode's host and port. */
+  private static final String NAME_PREFIX = "Hadoop:service=DataNode,name="
+      + UcxDataNodeMetrics.SOURCE_PREFIX;
 
   private static final int TIMEOUT_MS = 10_000;
 
@@ -51,8 +63,8 @@ public final class DataNodeBean {
         }
         json = new String(out.toByteArray(), StandardCharsets.UTF_8);
       }
-      return json.contains("\"name\" : \"" + NAME + "\"")
-          || json.contains("\"name\":\"" + NAME + "\"")
+      return json.contains("\"name\" : \"" + NAME_PREFIX)
+          || json.contains("\"name\":\"" + NAME_PREFIX)
           ? new DataNodeBean(json) : null;
     } finally {
       c.disconnect();

@@ -15,6 +15,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
@@ -160,6 +161,9 @@ public final class AgentCluster implements Closeable {
     hdfs.addAll(Arrays.asList(site));
     write(new File(conf, "hdfs-site.xml"),
         xml(hdfs.toArray(new String[0][])));
+    // JMX serves a metrics2 source's values as of its last snapshot, taken
+    // at most once per period: one second here (see beans()).
+    write(new File(conf, "hadoop-metrics2.properties"), "*.period=1\n");
     write(new File(conf, "log4j.properties"),
         "log4j.rootLogger=INFO,console\n"
         + "log4j.appender.console=org.apache.log4j.ConsoleAppender\n"
@@ -279,8 +283,20 @@ public final class AgentCluster implements Closeable {
     return new File(work, name + ".log");
   }
 
-  /** The hdfs-rdma bean of each live DataNode that has one, by address. */
+  /**
+   * The hdfs-rdma metrics of each live DataNode that has them, by address,
+   * counting everything that happened before the call: JMX refreshes a
+   * source's values on a read a metrics period (one second) after the
+   * last, so this waits that long first.
+   */
   Map<String, DataNodeBean> beans() throws IOException {
+    final long fresh = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1100);
+    try {
+      GenericTestUtils.waitFor(() -> System.nanoTime() - fresh >= 0, 20,
+          10_000);
+    } catch (TimeoutException | InterruptedException e) {
+      throw new IOException("interrupted waiting for fresh metrics", e);
+    }
     Map<String, DataNodeBean> beans = new HashMap<String, DataNodeBean>();
     for (DatanodeInfo d : fs.getDataNodeStats(DatanodeReportType.LIVE)) {
       DataNodeBean b = DataNodeBean.read(d.getInfoAddr());

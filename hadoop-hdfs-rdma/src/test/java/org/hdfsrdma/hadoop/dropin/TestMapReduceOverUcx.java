@@ -34,7 +34,7 @@ import org.apache.hadoop.mapreduce.lib.input.FileInputFormat;
 import org.apache.hadoop.mapreduce.lib.output.FileOutputFormat;
 import org.apache.hadoop.mapreduce.v2.MiniMRYarnCluster;
 import org.apache.hadoop.test.GenericTestUtils;
-import org.hdfsrdma.hadoop.UcxRuntime;
+import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.junit.Test;
 
 /**
@@ -123,7 +123,7 @@ public class TestMapReduceOverUcx {
 
   private static long sentHere() {
     UcxRuntime r = UcxRuntime.current();
-    return r == null ? 0 : r.dataBytesSent();
+    return r == null ? 0 : r.metrics().dataBytesSent();
   }
 
   @Test(timeout = 600_000)

@@ -4,6 +4,7 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.nio.channels.ReadableByteChannel;
+import java.nio.channels.SelectableChannel;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -17,17 +18,20 @@ import org.apache.hadoop.hdfs.protocol.datatransfer.Op;
 import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.BlockOpResponseProto;
 import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.Status;
 import org.apache.hadoop.hdfs.security.token.block.BlockTokenIdentifier;
+import org.apache.hadoop.net.SocketInputStream;
 import org.apache.hadoop.security.token.Token;
-import org.hdfsrdma.hadoop.HdfsRdmaConfigKeys;
-import org.hdfsrdma.hadoop.PacketForwarder;
-import org.hdfsrdma.hadoop.RateLimitedLog;
-import org.hdfsrdma.hadoop.RdmaConf;
-import org.hdfsrdma.hadoop.UcxBlockSession;
-import org.hdfsrdma.hadoop.UcxPacketReceiver;
-import org.hdfsrdma.hadoop.UcxRuntime;
-import org.hdfsrdma.hadoop.UcxWireFields;
-import org.hdfsrdma.hadoop.UcxWireFields.CommitEntry;
-import org.hdfsrdma.hadoop.UcxWireFields.WriteRequest;
+import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
+import org.hdfsrdma.hadoop.conf.RdmaConf;
+import org.hdfsrdma.hadoop.datanode.PacketFetcher;
+import org.hdfsrdma.hadoop.datanode.PacketForwarder;
+import org.hdfsrdma.hadoop.datanode.UcxBlockSession;
+import org.hdfsrdma.hadoop.datanode.UcxDataNode;
+import org.hdfsrdma.hadoop.protocol.UcxWireFields.CommitEntry;
+import org.hdfsrdma.hadoop.protocol.UcxWireFields.WriteRequest;
+import org.hdfsrdma.hadoop.protocol.UcxWireFields;
+import org.hdfsrdma.hadoop.runtime.UcxRuntime;
+import org.hdfsrdma.hadoop.util.LogOnce;
+import org.hdfsrdma.hadoop.util.RateLimitedLog;
 import org.hdfsrdma.ucx.HostIdentity;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -64,6 +68,7 @@ public final class UcxDataNodeWrite {
 
   private final WriteRequest request;
   private final ReadableByteChannel socket;
+  private UcxDataNode dn;
   private UcxRuntime runtime;
   private RdmaConf conf;
   private UcxBlockSession session;
@@ -119,7 +124,7 @@ public final class UcxDataNodeWrite {
     }
     String refusal = refusal(dataNode);
     if (refusal != null) {
-      UcxRuntime.logOnce("refusal " + dataNode.getDisplayName() + refusal,
+      LogOnce.info("refusal " + dataNode.getDisplayName() + refusal,
           "hdfs-rdma: blocks stay on TCP at " + dataNode.getDisplayName()
           + ": " + refusal);
       return;
@@ -132,7 +137,7 @@ public final class UcxDataNodeWrite {
         request.getNonce(), block.getBlockPoolId(), self, block.getBlockId(),
         generationStamp);
     try {
-      session = runtime.sessions().open(sessionId, block.getBlockId(),
+      session = dn.server().sessions().open(sessionId, block.getBlockId(),
           generationStamp, request.getPacketSize(), conf.maxQueuedPackets(),
           conf.maxRegionsPerBlock(), block + " at "
           + dataNode.getDisplayName());
@@ -143,18 +148,13 @@ public final class UcxDataNodeWrite {
 
   private String refusal(DataNode dataNode) {
     Configuration dnConf = dataNode.getConf();
-    runtime = UcxRuntime.current();
-    if (runtime == null) {
+    dn = UcxDataNode.of(dataNode);
+    if (dn == null) {
       return "UCX is not running (is org.hdfsrdma.hadoop.UcxDataNodePlugin"
-          + " in dfs.datanode.plugins?)";
+          + " in dfs.datanode.plugins, with dfs.datanode.rdma.enabled?)";
     }
-    conf = runtime.conf();
-    // This DataNode's own switch: the runtime's settings are the JVM's
-    // (the first configuration seen), not this DataNode's.
-    if (!dnConf.getBoolean(HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ENABLED_KEY,
-        HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ENABLED_DEFAULT)) {
-      return "dfs.datanode.rdma.enabled is false";
-    }
+    runtime = dn.runtime();
+    conf = dn.conf();
     String protection = dnConf.getTrimmed("dfs.data.transfer.protection", "");
     if (dnConf.getBoolean("dfs.encrypt.data.transfer", false)
         || protection.contains("integrity")
@@ -162,10 +162,13 @@ public final class UcxDataNodeWrite {
       return "data-transfer encryption or a SASL QOP of integrity/privacy is"
           + " configured, which UCX does not give";
     }
-    if (request.getPacketSize() > conf.maxPacketBytes()) {
+    // The landing pool is the JVM's: its buffers are sized by the
+    // runtime's settings, not this DataNode's.
+    int maxPacketBytes = runtime.conf().maxPacketBytes();
+    if (request.getPacketSize() > maxPacketBytes) {
       return "the client's packets of " + request.getPacketSize()
           + " bytes exceed dfs.datanode.rdma.packet-buffer-bytes="
-          + conf.maxPacketBytes();
+          + maxPacketBytes;
     }
     return null;
   }
@@ -199,10 +202,11 @@ public final class UcxDataNodeWrite {
   public BlockOpResponseProto.Builder commit(
       BlockOpResponseProto.Builder reply, Status status,
       DatanodeInfo[] targets, BlockReceiver receiver) {
-    UcxRuntime current = UcxRuntime.current();
     if (session == null) {
-      if (current != null && receiver != null) {
-        current.countReceivedBlock(false);
+      UcxDataNode counted = dn != null ? dn : UcxDataNode.of(receiver == null
+          ? null : receiver.getDataNode());
+      if (counted != null && receiver != null) {
+        counted.metrics().countBlock(false);
       }
       return reply;
     }
@@ -214,7 +218,7 @@ public final class UcxDataNodeWrite {
       fed = downstream.get(request.feeders() - 1);
       why = PacketForwarder.refusal(runtime, fed);
       if (why != null) {
-        UcxRuntime.logOnce("feed " + self + " " + fed.getXferAddr(),
+        LogOnce.info("feed " + self + " " + fed.getXferAddr(),
             "hdfs-rdma: " + session.description() + " and the next blocks"
             + " of chain or hybrid pipelines through it stay on TCP: " + why);
       }
@@ -223,7 +227,7 @@ public final class UcxDataNodeWrite {
       LOG.debug("hdfs-rdma: {} on TCP: {}", session.description(), why);
       close();
       if (receiver != null) {
-        runtime.countReceivedBlock(false);
+        dn.metrics().countBlock(false);
       }
       return reply;
     }
@@ -231,20 +235,31 @@ public final class UcxDataNodeWrite {
         downstream.size() + 1);
     entries.add(new CommitEntry(self, runtime.workerAddress(),
         HostIdentity.uid(), HostIdentity.hostId(),
-        runtime.ingestBytesPerSecond()));
+        dn.ingest().bytesPerSecond()));
     entries.addAll(downstream);
-    UcxPacketReceiver packets = new UcxPacketReceiver(session, runtime, conf,
-        socket, self, runtime.dataNodeTimes());
+    PacketFetcher packets = new PacketFetcher(session, dn, watchable(socket));
     if (fed != null) {
-      packets.feed(new PacketForwarder(runtime, self, fed.getXferAddr(),
+      packets.feed(new PacketForwarder(dn, fed.getXferAddr(),
           fed.getWorkerAddress(), UcxWireFields.sessionId(tokenPassword,
               request.getNonce(), block.getBlockPoolId(), fed.getXferAddr(),
               block.getBlockId(), generationStamp), block.getBlockId(),
           generationStamp, session.description()));
     }
-    receiver.setPacketReceiver(packets);
+    receiver.setPacketReceiver(new UcxPacketReceiver(packets));
     committed = true;
     return UcxWireFields.withCommits(reply, entries);
+  }
+
+  /** The raw channel under Hadoop's socket stream, if it can be polled. */
+  static SelectableChannel watchable(ReadableByteChannel channel) {
+    if (channel instanceof SocketInputStream) {
+      channel = ((SocketInputStream) channel).getChannel();
+    }
+    if (channel instanceof SelectableChannel
+        && !((SelectableChannel) channel).isBlocking()) {
+      return (SelectableChannel) channel;
+    }
+    return null;
   }
 
   /**

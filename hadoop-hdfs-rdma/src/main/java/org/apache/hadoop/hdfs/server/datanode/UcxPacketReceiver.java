@@ -1,0 +1,247 @@
+package org.apache.hadoop.hdfs.server.datanode;
+
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.ReadableByteChannel;
+
+import org.apache.hadoop.classification.InterfaceAudience;
+import org.apache.hadoop.fs.ChecksumException;
+import org.apache.hadoop.hdfs.protocol.datatransfer.PacketHeader;
+import org.apache.hadoop.hdfs.protocol.datatransfer.PacketReceiver;
+import org.apache.hadoop.util.DataChecksum;
+import org.hdfsrdma.hadoop.datanode.PacketFetcher;
+import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes.Phase;
+
+/**
+ * A BlockReceiver's packet source when the block arrives over UCX: Hadoop's
+ * {@code PacketReceiver} API over a {@link PacketFetcher}, presenting
+ * header, checksums and data exactly as the socket PacketReceiver would.
+ * Mirroring offers the packet to a DataNode this one feeds (chain, hybrid)
+ * and is otherwise a no-op: every other DataNode fetches for itself.
+ *
+ * <p>The header and the checksum and data slices are reused while packets
+ * keep their size: nothing is allocated per packet. When the client sends
+ * the block over the socket after all, the rest of it is read by a stock
+ * PacketReceiver.
+ *
+ * <p>Part of the per-release layer: {@code PacketReceiver} and
+ * {@code PacketHeader} are Hadoop internals. The static methods are
+ * BlockReceiver's hooks.
+ */
+@InterfaceAudience.Private
+public final class UcxPacketReceiver extends PacketReceiver {
+
+  /** A header whose fields are set per packet (no proto, no allocation). */
+  private static final class ReusedHeader extends PacketHeader {
+    int packetLen;
+    long offsetInBlock;
+    long seqno;
+    boolean lastPacketInBlock;
+    int dataLen;
+    boolean syncBlock;
+
+    @Override
+    public int getDataLen() {
+      return dataLen;
+    }
+
+    @Override
+    public boolean isLastPacketInBlock() {
+      return lastPacketInBlock;
+    }
+
+    @Override
+    public long getSeqno() {
+      return seqno;
+    }
+
+    @Override
+    public long getOffsetInBlock() {
+      return offsetInBlock;
+    }
+
+    @Override
+    public int getPacketLen() {
+      return packetLen;
+    }
+
+    @Override
+    public boolean getSyncBlock() {
+      return syncBlock;
+    }
+
+    @Override
+    public String toString() {
+      return "PacketHeader with packetLen=" + packetLen + " offsetInBlock="
+          + offsetInBlock + " seqno=" + seqno + " lastPacketInBlock="
+          + lastPacketInBlock + " dataLen=" + dataLen + " syncBlock="
+          + syncBlock;
+    }
+  }
+
+  private final PacketFetcher fetcher;
+  private final ReusedHeader header = new ReusedHeader();
+  private ByteBuffer checksums = ByteBuffer.allocate(0);
+  private ByteBuffer data = ByteBuffer.allocate(0);
+  private int slicedChecksumLength = -1;
+  private int slicedDataLength = -1;
+  private PacketReceiver overSocket;
+  private InputStream pushedBack;
+  private UcxCrc32cVerifier verifier;
+  private boolean verifierChosen;
+  private boolean closed;
+
+  public UcxPacketReceiver(PacketFetcher fetcher) {
+    super(false);
+    this.fetcher = fetcher;
+  }
+
+  /** The fetcher behind this receiver. */
+  public PacketFetcher fetcher() {
+    return fetcher;
+  }
+
+  @Override
+  public PacketHeader getHeader() {
+    return overSocket != null ? overSocket.getHeader() : header;
+  }
+
+  @Override
+  public ByteBuffer getDataSlice() {
+    return overSocket != null ? overSocket.getDataSlice() : data;
+  }
+
+  @Override
+  public ByteBuffer getChecksumSlice() {
+    return overSocket != null ? overSocket.getChecksumSlice() : checksums;
+  }
+
+  /** Whether the block's packets came over the socket after all. */
+  public boolean isOverSocket() {
+    return overSocket != null;
+  }
+
+  @Override
+  public void receiveNextPacket(ReadableByteChannel in) throws IOException {
+    if (overSocket != null) {
+      overSocket.receiveNextPacket(in);
+      return;
+    }
+    fetcher.next(null);
+    present();
+  }
+
+  @Override
+  public void receiveNextPacket(InputStream in) throws IOException {
+    if (overSocket != null) {
+      overSocket.receiveNextPacket(pushedBack != null ? pushedBack : in);
+      pushedBack = null;
+      return;
+    }
+    if (fetcher.next(in)) {
+      present();
+      return;
+    }
+    overSocket = new PacketReceiver(false);
+    overSocket.receiveNextPacket(fetcher.socketStream(in));
+  }
+
+  /** Points header and slices at the fetcher's current packet. */
+  private void present() {
+    int checksumLength = fetcher.checksumLength();
+    int dataLength = fetcher.dataLength();
+    if (checksumLength != slicedChecksumLength
+        || dataLength != slicedDataLength) {
+      byte[] packet = fetcher.packet();
+      checksums = ByteBuffer.wrap(packet, 0, checksumLength).slice();
+      data = ByteBuffer.wrap(packet, checksumLength, dataLength).slice();
+      slicedChecksumLength = checksumLength;
+      slicedDataLength = dataLength;
+    } else {
+      checksums.clear();
+      data.clear();
+    }
+    header.packetLen = 4 + checksumLength + dataLength;
+    header.offsetInBlock = fetcher.offsetInBlock();
+    header.seqno = fetcher.seqno();
+    header.lastPacketInBlock = fetcher.isLastPacketInBlock();
+    header.dataLen = dataLength;
+    header.syncBlock = fetcher.isSyncBlock();
+  }
+
+  /**
+   * Where Hadoop mirrors a packet: a DataNode that feeds another offers it
+   * the packet's landing buffer; otherwise nothing.
+   */
+  @Override
+  public void mirrorPacketTo(DataOutputStream mirrorOut) throws IOException {
+    if (overSocket != null) {
+      overSocket.mirrorPacketTo(mirrorOut);
+      return;
+    }
+    fetcher.forward();
+  }
+
+  /** Closes the fetcher (its session, its landing buffers). Idempotent. */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    try {
+      fetcher.close();
+    } finally {
+      if (overSocket != null) {
+        overSocket.close();
+      }
+      super.close();
+    }
+  }
+
+  /**
+   * BlockReceiver's PacketResponder read its mirror's ack for {@code seqno}
+   * (hook): landing buffers offered downstream up to it are free.
+   */
+  static void downstreamAcked(PacketReceiver receiver, long seqno) {
+    if (receiver instanceof UcxPacketReceiver) {
+      ((UcxPacketReceiver) receiver).fetcher.downstreamAcked(seqno);
+    }
+  }
+
+  /**
+   * BlockReceiver's checksum verification (hook): for UCX blocks with the
+   * JDK's CRC32C where Hadoop would use its pure-Java CRC (see
+   * {@link UcxCrc32cVerifier}), timed as the verify phase; otherwise exactly
+   * Hadoop's {@code checksum.verifyChunkedSums}.
+   */
+  static void verifyChunkedSums(PacketReceiver receiver,
+      DataChecksum checksum, ByteBuffer data, ByteBuffer sums,
+      String fileName) throws ChecksumException {
+    if (!(receiver instanceof UcxPacketReceiver)) {
+      checksum.verifyChunkedSums(data, sums, fileName, 0);
+      return;
+    }
+    UcxPacketReceiver ucx = (UcxPacketReceiver) receiver;
+    if (ucx.verifier == null && !ucx.verifierChosen) {
+      ucx.verifier = UcxCrc32cVerifier.forChecksum(checksum);
+      ucx.verifierChosen = true;
+    }
+    if (ucx.verifier != null && data.hasArray() && sums.hasArray()) {
+      ucx.verifier.verify(checksum.getBytesPerChecksum(), data, sums,
+          fileName);
+    } else {
+      checksum.verifyChunkedSums(data, sums, fileName, 0);
+    }
+    ucx.fetcher.mark(Phase.VERIFY);
+  }
+
+  /** Hook after BlockReceiver wrote (and flushed) a packet to disk. */
+  static void written(PacketReceiver receiver) {
+    if (receiver instanceof UcxPacketReceiver) {
+      ((UcxPacketReceiver) receiver).fetcher.written();
+    }
+  }
+}

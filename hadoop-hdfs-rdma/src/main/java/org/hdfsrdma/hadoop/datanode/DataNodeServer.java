@@ -1,0 +1,97 @@
+package org.hdfsrdma.hadoop.datanode;
+
+import java.io.Closeable;
+
+import org.hdfsrdma.hadoop.metrics.UcxJvmMetrics;
+import org.hdfsrdma.hadoop.runtime.UcxRuntime;
+import org.hdfsrdma.ucx.Closeables;
+
+/**
+ * The DataNode side of this JVM's UCX runtime, shared by every DataNode in
+ * the JVM (one worker serves them all): the session table that routes each
+ * message to its block, the client connections, and the regions read.
+ * Attached to the runtime when the first DataNode starts serving
+ * ({@link #of}); closed with the runtime, before its worker.
+ */
+public final class DataNodeServer
+    implements Closeable, UcxJvmMetrics.ServerGauges {
+
+  /** Client connections known at once, at most. */
+  public static final int MAX_CLIENT_CONNECTIONS =
+      UcxConnections.MAX_CONNECTIONS;
+
+  /** How often idle connections and regions are swept. */
+  private static final long SWEEP_MS = 1000;
+
+  private final UcxRuntime runtime;
+  private final UcxConnections connections;
+  private final RegionCache regions;
+  private final SessionTable sessions;
+
+  private DataNodeServer(UcxRuntime runtime) {
+    this.runtime = runtime;
+    this.connections = new UcxConnections(runtime.worker(),
+        runtime.conf().connectTimeoutMs(),
+        runtime.conf().dataNodeUnboundConnectionTimeoutMs());
+    this.regions = new RegionCache(runtime);
+    this.sessions = new SessionTable(connections, regions);
+    runtime.worker().setMessageHandler(sessions);
+    runtime.maintenance().every(SWEEP_MS, () -> {
+      connections.sweep();
+      regions.sweep();
+    });
+    runtime.metrics().serve(this);
+  }
+
+  /** The DataNode side of {@code runtime}, attached on first call. */
+  public static DataNodeServer of(UcxRuntime runtime) {
+    return runtime.extension(DataNodeServer.class, DataNodeServer::new);
+  }
+
+  public UcxRuntime runtime() {
+    return runtime;
+  }
+
+  public SessionTable sessions() {
+    return sessions;
+  }
+
+  UcxConnections connections() {
+    return connections;
+  }
+
+  @Override
+  public long rejectedMessages() {
+    return sessions.rejectedCount();
+  }
+
+  @Override
+  public long clientHellos() {
+    return connections.hellos();
+  }
+
+  @Override
+  public long idleConnectionsClosed() {
+    return connections.closedIdle();
+  }
+
+  @Override
+  public int clientConnections() {
+    return connections.size();
+  }
+
+  @Override
+  public int openSessions() {
+    return sessions.size();
+  }
+
+  /**
+   * Stops routing messages, closes every client connection and releases
+   * the regions read. Idempotent.
+   */
+  @Override
+  public void close() {
+    runtime.worker().setMessageHandler(null);
+    Closeables.closeAll(connections, regions);
+  }
+}

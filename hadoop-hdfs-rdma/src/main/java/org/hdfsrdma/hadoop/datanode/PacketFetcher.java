@@ -1,0 +1,623 @@
+package org.hdfsrdma.hadoop.datanode;
+
+import java.io.ByteArrayInputStream;
+import java.io.Closeable;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InterruptedIOException;
+import java.io.SequenceInputStream;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.ReadableByteChannel;
+import java.nio.channels.SelectableChannel;
+import java.util.Arrays;
+import java.util.concurrent.TimeUnit;
+
+import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes.Phase;
+import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes;
+import org.hdfsrdma.hadoop.metrics.UcxDataNodeMetrics;
+import org.hdfsrdma.hadoop.metrics.WriterCounters;
+import org.hdfsrdma.ucx.PacketDescriptor;
+import org.hdfsrdma.ucx.RegisteredBufferPool;
+import org.hdfsrdma.ucx.RemoteRegion;
+import org.hdfsrdma.ucx.StatusSlots;
+import org.hdfsrdma.ucx.UcxEndpoint;
+import org.hdfsrdma.ucx.UcxWorker;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A block's packets as they arrive over UCX, for the block's receiver
+ * thread: each {@link #next} takes the block's next descriptor and fetches
+ * the packet from its exposer's memory into one heap buffer, checksums
+ * then data, which Hadoop's BlockReceiver then verifies and writes (through
+ * the release's PacketReceiver adapter).
+ *
+ * <p><b>One thread, no hand-over.</b> The receiver thread is a driver of
+ * the UCX worker ({@link UcxWorker#drive}): it progresses the worker
+ * itself, so a descriptor that arrived while it wrote the previous packet
+ * is simply there, and when it must wait it sleeps in the worker's event
+ * wait, woken by the exposer's message. Same-host shared memory regions are
+ * read directly (one copy, as a socket read makes one); other regions are
+ * fetched with gets (up to {@code dfs.datanode.rdma.gets-in-flight} ahead,
+ * overlapping verify and disk write) into registered landing buffers, then
+ * copied. What a packet needs (landing pool, endpoint back, counters) is
+ * resolved once per block; nothing is allocated per packet.
+ *
+ * <p>In a chain or hybrid pipeline this DataNode may feed another
+ * ({@link PacketForwarder}): then every packet is fetched into a landing
+ * buffer, which is offered downstream where Hadoop would mirror the packet
+ * ({@link #forward}) and stays leased until the mirror's ack
+ * ({@link #downstreamAcked}).
+ *
+ * <p>While waiting it watches the block's socket, which carries no packet
+ * bytes on the UCX path: end of stream means the client gave up the
+ * pipeline (fail now, as a socket read would), and packet bytes before any
+ * UCX packet mean the client could not use UCX for the pipeline after all:
+ * {@link #next} then returns false and the rest of the block is read from
+ * {@link #socketStream} exactly as stock.
+ */
+public final class PacketFetcher implements Closeable {
+
+  private static final Logger LOG =
+      LoggerFactory.getLogger(PacketFetcher.class);
+
+  /** How often a waiting receiver looks at the socket. */
+  private static final long SOCKET_CHECK_MS = 20;
+
+  /** Whether the get of one window entry is over; reused. */
+  private final class GetDone implements UcxWorker.Readiness {
+    int slot;
+
+    @Override
+    public boolean isReady() {
+      return !gets.inProgress(slot);
+    }
+  }
+
+  private final GetDone getDone = new GetDone();
+  private final UcxBlockSession session;
+  private final UcxDataNode dataNode;
+  private final UcxWorker worker;
+  private final UcxWorker.Driver driver;
+  private final long timeoutMs;
+  private final SelectableChannel socket;
+  private final PacketPhaseTimes times;
+  private final WriterCounters.Slot counters;
+  private final byte[] packet;
+  private final ByteBuffer probe = ByteBuffer.allocate(1);
+  private final ByteBuffer[] readers;
+  // Descriptors taken from the session, oldest first, with their gets.
+  private final int window;
+  private final ByteBuffer taken;
+  private final PacketDescriptor descriptor = new PacketDescriptor();
+  private final long[] landingTokens;
+  private final StatusSlots gets;
+  private int first;
+  private int count;
+  /** The landing pool, once a get or a forward needed it. */
+  private RegisteredBufferPool landing;
+  /** The endpoint back to the exposer for gets, once made. */
+  private UcxEndpoint back;
+  private UcxConnections.Connection connection;
+  /** The DataNode this one feeds (chain, hybrid), or null. */
+  private PacketForwarder forwarder;
+  /** The current packet's landing buffer, until offered downstream. */
+  private long toForward = RegisteredBufferPool.NO_LEASE;
+  // The current packet.
+  private int checksumLength;
+  private int dataLength;
+  private long offsetInBlock;
+  private long seqno;
+  private boolean lastPacketInBlock;
+  private boolean syncBlock;
+  /** When the current packet's descriptor was there, or 0. */
+  private long busyFrom;
+  /** Time from descriptor to disk write, summed over the block. */
+  private long busyNanos;
+  private long packetsReceived;
+  private long bytesFetched;
+  private boolean overSocket;
+  private boolean closed;
+  // Phase timers: the last mark and when.
+  private long lastMarkNanos;
+  private Phase lastMark;
+
+  /**
+   * Created on the thread that will read the block (it becomes a driver of
+   * the worker).
+   *
+   * @param socket the block's socket from the upstream node or client, to
+   *     watch while waiting (non-blocking); null to not watch it
+   */
+  public PacketFetcher(UcxBlockSession session, UcxDataNode dataNode,
+      SelectableChannel socket) {
+    this.session = session;
+    this.dataNode = dataNode;
+    this.worker = dataNode.runtime().worker();
+    this.timeoutMs = dataNode.conf().getTimeoutMs();
+    this.socket = socket;
+    this.times = dataNode.metrics().times();
+    this.counters = dataNode.metrics().openReceiver();
+    this.packet = new byte[session.maxPacketBytes()];
+    this.readers = new ByteBuffer[dataNode.conf().maxRegionsPerBlock() + 1];
+    this.window = dataNode.conf().getsInFlight();
+    this.taken = ByteBuffer.allocate(window * PacketDescriptor.LENGTH)
+        .order(ByteOrder.BIG_ENDIAN);
+    this.landingTokens = new long[window];
+    Arrays.fill(landingTokens, RegisteredBufferPool.NO_LEASE);
+    this.gets = new StatusSlots(window);
+    // A get still under way when this fetcher is dropped completes later.
+    worker.keepWhileInFlight(this, null, gets);
+    this.driver = worker.registerDriver();
+    session.setDriver(driver);
+  }
+
+  /** The block and where, for messages. */
+  public String description() {
+    return session.description();
+  }
+
+  /** The current packet: checksums, then data. */
+  public byte[] packet() {
+    return packet;
+  }
+
+  public int checksumLength() {
+    return checksumLength;
+  }
+
+  public int dataLength() {
+    return dataLength;
+  }
+
+  public long offsetInBlock() {
+    return offsetInBlock;
+  }
+
+  public long seqno() {
+    return seqno;
+  }
+
+  public boolean isLastPacketInBlock() {
+    return lastPacketInBlock;
+  }
+
+  public boolean isSyncBlock() {
+    return syncBlock;
+  }
+
+  /** Packet bytes (checksums and data) this fetcher fetched over UCX. */
+  public long bytesFetched() {
+    return bytesFetched;
+  }
+
+  /** Packets this fetcher presented from UCX. */
+  public long packetsReceived() {
+    return packetsReceived;
+  }
+
+  /**
+   * Makes this DataNode feed another with the block's packets (chain,
+   * hybrid); before the first packet.
+   */
+  public void feed(PacketForwarder f) {
+    this.forwarder = f;
+  }
+
+  /**
+   * This DataNode's mirror acked {@code seqno}: landing buffers offered
+   * downstream up to it are free. The PacketResponder thread.
+   */
+  public void downstreamAcked(long seqno) {
+    PacketForwarder f = forwarder;
+    if (f != null) {
+      f.acked(seqno);
+    }
+  }
+
+  /** Marks the end of a phase of the current packet (timers). */
+  public void mark(Phase phase) {
+    if (times != null && lastMark != null) {
+      long now = System.nanoTime();
+      times.add(phase, now - lastMarkNanos);
+      lastMarkNanos = now;
+      lastMark = phase;
+    }
+  }
+
+  /** The current packet is on disk: its busy time ends here. */
+  public void written() {
+    mark(Phase.DISK);
+    if (busyFrom != 0) {
+      busyNanos += System.nanoTime() - busyFrom;
+      busyFrom = 0;
+    }
+  }
+
+  /**
+   * Presents the next packet. Returns false when, instead, the client
+   * turned out to send the block over the socket: then the block continues
+   * from {@link #socketStream}.
+   *
+   * @param in the block's socket stream, watched while waiting; null to
+   *     not watch it
+   */
+  public boolean next(InputStream in) throws IOException {
+    long entered = times == null ? 0 : System.nanoTime();
+    if (times != null && lastMark != null) {
+      times.add(Phase.OTHER, entered - lastMarkNanos);
+      lastMark = null;
+    }
+    if (lastPacketInBlock) {
+      throw new IOException("received a packet after the last packet of "
+          + session.description());
+    }
+    releaseUnforwarded();
+    if (count == 0) {
+      if (!awaitDescriptor(in)) {
+        return false;
+      }
+    } else {
+      // Move what arrived meanwhile out of UCX's shared-memory receive
+      // queue (64 messages, shared by all clients) into the session: only
+      // progress empties it, and a full queue stalls the client's sends.
+      worker.progress();
+    }
+    // From here to the packet's disk write this DataNode is the pipeline's
+    // limit, not its upstream: what its ingest rate is measured over.
+    busyFrom = System.nanoTime();
+    topUp();
+    if (times != null) {
+      times.add(Phase.DESCRIPTOR_WAIT, System.nanoTime() - entered);
+    }
+    int entry = first;
+    descriptor.wrap(taken, entry * PacketDescriptor.LENGTH);
+    checksumLength = descriptor.checksumLength();
+    dataLength = descriptor.dataLength();
+    int length = checksumLength + dataLength;
+    if (length > 0) {
+      fetch(entry, length);
+      bytesFetched += length;
+      counters.add(UcxDataNodeMetrics.FETCHED_BYTES, dataLength);
+      counters.add(UcxDataNodeMetrics.PACKETS_FETCHED, 1);
+      if ((descriptor.flags() & PacketDescriptor.FLAG_FORWARDED) != 0) {
+        counters.add(UcxDataNodeMetrics.FETCHED_FROM_DATANODES, dataLength);
+      }
+    }
+    offsetInBlock = descriptor.offsetInBlock();
+    seqno = descriptor.seqno();
+    lastPacketInBlock = descriptor.isLastPacketInBlock();
+    syncBlock = descriptor.isSyncBlock();
+    first = (first + 1) % window;
+    count--;
+    packetsReceived++;
+    if (connection == null && packetsReceived == 1) {
+      connection = connections().get(session.boundEndpoint());
+      UcxConnections.bound(connection);
+    }
+    if (times != null) {
+      lastMarkNanos = System.nanoTime();
+      lastMark = Phase.COPY;
+    }
+    return true;
+  }
+
+  private UcxConnections connections() {
+    return dataNode.server().connections();
+  }
+
+  private RegisteredBufferPool landing() {
+    RegisteredBufferPool l = landing;
+    if (l == null) {
+      l = dataNode.runtime().pools().landing();
+      landing = l;
+    }
+    return l;
+  }
+
+  /** Copies the packet of window entry {@code entry} into the heap buffer. */
+  private void fetch(int entry, int length) throws IOException {
+    RemoteRegion region = session.region(descriptor.regionId());
+    if (region.isDirect()) {
+      long copyFrom = times == null ? 0 : System.nanoTime();
+      ByteBuffer reader = readers[descriptor.regionId()];
+      if (reader == null) {
+        reader = region.reader();
+        readers[descriptor.regionId()] = reader;
+      }
+      reader.limit(reader.capacity());
+      reader.position((int) (descriptor.address() - region.base()));
+      if (forwarder == null) {
+        reader.get(packet, 0, length);
+      } else {
+        // The DataNode fed next reads the packet from this one's memory.
+        long token = leaseLanding();
+        ByteBuffer landed = landing.buffer(token);
+        landed.clear();
+        reader.limit(reader.position() + length);
+        landed.put(reader).flip();
+        landed.get(packet, 0, length);
+        toForward = token;
+      }
+      if (times != null) {
+        times.add(Phase.COPY, System.nanoTime() - copyFrom);
+      }
+      return;
+    }
+    long waitFrom = times == null ? 0 : System.nanoTime();
+    int slot = entry;
+    getDone.slot = slot;
+    if (!worker.drive(driver, getDone,
+        TimeUnit.MILLISECONDS.toNanos(timeoutMs))) {
+      throw new SocketTimeoutException("the get of a packet of "
+          + session.description() + " did not complete in " + timeoutMs
+          + " ms");
+    }
+    int status = gets.status(slot);
+    long token = landingTokens[entry];
+    landingTokens[entry] = RegisteredBufferPool.NO_LEASE;
+    try {
+      if (status != 0) {
+        throw new IOException("hdfs-rdma: the get of a packet of "
+            + session.description() + " failed: "
+            + StatusSlots.describe(status));
+      }
+      long copyFrom = 0;
+      if (times != null) {
+        copyFrom = System.nanoTime();
+        times.add(Phase.GET_WAIT, copyFrom - waitFrom);
+      }
+      ByteBuffer landed = landing.buffer(token);
+      landed.clear();
+      landed.get(packet, 0, length);
+      if (times != null) {
+        times.add(Phase.COPY, System.nanoTime() - copyFrom);
+      }
+      if (forwarder != null) {
+        toForward = token;
+        token = RegisteredBufferPool.NO_LEASE;
+      }
+    } finally {
+      if (token != RegisteredBufferPool.NO_LEASE) {
+        landing.release(token);
+      }
+    }
+  }
+
+  /**
+   * Waits for the block's first descriptor in the window while watching
+   * the socket. Returns false when the client sends the block over the
+   * socket instead.
+   */
+  private boolean awaitDescriptor(InputStream in) throws IOException {
+    long deadline = System.nanoTime()
+        + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+    while (true) {
+      long remaining = deadline - System.nanoTime();
+      if (remaining <= 0) {
+        throw new SocketTimeoutException("no packet for "
+            + session.description() + " arrived over UCX in " + timeoutMs
+            + " ms");
+      }
+      long slice = socket == null ? remaining
+          : Math.min(remaining, TimeUnit.MILLISECONDS.toNanos(SOCKET_CHECK_MS));
+      if (worker.drive(driver, session, slice)) {
+        if (takeInto((first + count) % window)) {
+          return true;
+        }
+        if (!worker.isRunning()) {
+          throw new IOException("the UCX worker closed while receiving "
+              + session.description());
+        }
+      }
+      if (Thread.interrupted()) {
+        throw new InterruptedIOException("interrupted waiting for a"
+            + " packet of " + session.description());
+      }
+      if (socket != null && in != null && socketSaysSomething()) {
+        overSocket = true;
+        return false;
+      }
+    }
+  }
+
+  /** Takes descriptors that already arrived into the window, up to full. */
+  private void topUp() throws IOException {
+    while (count < window && takeInto((first + count) % window)) {
+      // issued by takeInto
+    }
+  }
+
+  /**
+   * Takes the session's next descriptor into window entry {@code entry} and
+   * starts its get when its region is not read directly.
+   */
+  private boolean takeInto(int entry) throws IOException {
+    if (!session.take(taken, entry * PacketDescriptor.LENGTH)) {
+      return false;
+    }
+    count++;
+    descriptor.wrap(taken, entry * PacketDescriptor.LENGTH);
+    long length = descriptor.packetLength();
+    if (length > 0) {
+      RemoteRegion region = session.region(descriptor.regionId());
+      if (!region.isDirect()) {
+        startGet(entry, region, (int) length);
+      }
+    }
+    return true;
+  }
+
+  private void startGet(int entry, RemoteRegion region, int length)
+      throws IOException {
+    UcxEndpoint e = endpointBack();
+    long token = leaseLanding();
+    landingTokens[entry] = token;
+    region.startGet(e, descriptor.address(), landing.address(token), length,
+        gets.address(entry));
+  }
+
+  private long leaseLanding() throws IOException {
+    RegisteredBufferPool l = landing();
+    long token = l.tryAcquire();
+    if (token == RegisteredBufferPool.NO_LEASE) {
+      token = l.acquire(timeoutMs);
+    }
+    return token;
+  }
+
+  /** A packet's landing buffer that was not offered downstream. */
+  private void releaseUnforwarded() {
+    if (toForward != RegisteredBufferPool.NO_LEASE) {
+      landing.release(toForward);
+      toForward = RegisteredBufferPool.NO_LEASE;
+    }
+  }
+
+  /**
+   * This DataNode's own endpoint back to the block's exposer, made from the
+   * exposer's hello; waits (driving the worker) while it is being made.
+   * Resolved once per block, again only when it fails.
+   */
+  private UcxEndpoint endpointBack() throws IOException {
+    UcxEndpoint e = back;
+    if (e != null && e.isUsable()) {
+      return e;
+    }
+    long deadline = System.nanoTime()
+        + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+    while (true) {
+      UcxConnections.Connection c =
+          connections().get(session.boundEndpoint());
+      if (c == null) {
+        // It greeted before its first block, so its connection was
+        // forgotten (more than MAX_CONNECTIONS): waiting would not help.
+        throw new IOException("hdfs-rdma: no UCX endpoint back to the"
+            + " client of " + session.description() + " for its gets: this"
+            + " DataNode no longer knows its connection");
+      }
+      e = c.endpoint;
+      if (e != null && e.isUsable()) {
+        back = e;
+        return e;
+      }
+      connections().connect(c);
+      if (System.nanoTime() > deadline) {
+        throw new IOException("hdfs-rdma: no UCX endpoint back to the client"
+            + " of " + session.description() + " for its gets");
+      }
+      worker.drive(driver, () -> false, TimeUnit.MILLISECONDS.toNanos(1));
+    }
+  }
+
+  /**
+   * Reads at most one byte from the socket without waiting: true when the
+   * client sends packets over it (the byte is kept for
+   * {@link #socketStream}).
+   */
+  private boolean socketSaysSomething() throws IOException {
+    probe.clear();
+    int n = ((ReadableByteChannel) socket).read(probe);
+    if (n < 0) {
+      throw new EOFException("the upstream of " + session.description()
+          + " closed its connection while waiting for packet "
+          + packetsReceived + " over UCX");
+    }
+    if (n == 0) {
+      return false;
+    }
+    if (packetsReceived > 0) {
+      throw new IOException("packet bytes on the socket for "
+          + session.description() + " after " + packetsReceived
+          + " packets over UCX");
+    }
+    LOG.info("hdfs-rdma: the upstream of {} sends it over TCP (the client"
+        + " could not use UCX for the pipeline)", session.description());
+    return true;
+  }
+
+  /**
+   * The block's socket stream with the byte {@link #next} read while
+   * watching it put back in front; after {@link #next} returned false.
+   */
+  public InputStream socketStream(InputStream in) {
+    return new SequenceInputStream(
+        new ByteArrayInputStream(new byte[] {probe.get(0)}), in);
+  }
+
+  /**
+   * Where Hadoop mirrors a packet: a DataNode that feeds another offers it
+   * the packet's landing buffer; otherwise nothing (the DataNodes behind
+   * fetch from the client). A failure here is a failed mirror to Hadoop,
+   * as a failed socket write is.
+   */
+  public void forward() throws IOException {
+    if (forwarder != null) {
+      long token = toForward;
+      toForward = RegisteredBufferPool.NO_LEASE;
+      forwarder.forward(seqno, offsetInBlock, lastPacketInBlock, syncBlock,
+          checksumLength, dataLength, token);
+    }
+  }
+
+  /**
+   * Closes the session and returns landing buffers once their gets are
+   * over. A get that never completes keeps its buffer out of the pool
+   * rather than let a late completion write into a reused one, and the
+   * client's remote keys unpacked rather than let a late send of the get
+   * use a destroyed one. Counts the block as received over UCX when its
+   * packets came by UCX, over TCP when they came on the socket, and not at
+   * all when none came. Idempotent.
+   */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    boolean getPending = false;
+    try {
+      for (int i = 0; i < window; i++) {
+        long token = landingTokens[i];
+        if (token == RegisteredBufferPool.NO_LEASE) {
+          continue;
+        }
+        getDone.slot = i;
+        worker.drive(driver, getDone,
+            TimeUnit.MILLISECONDS.toNanos(timeoutMs + 2000));
+        if (!gets.inProgress(i)) {
+          landing.release(token);
+        } else {
+          getPending = true;
+          LOG.warn("hdfs-rdma: a get of {} is still pending after {} ms;"
+              + " its landing buffer stays out of the pool and the"
+              + " client's remote keys stay unpacked",
+              session.description(), timeoutMs + 2000);
+        }
+        landingTokens[i] = RegisteredBufferPool.NO_LEASE;
+      }
+    } finally {
+      releaseUnforwarded();
+      if (forwarder != null) {
+        forwarder.close();
+      }
+      worker.unregisterDriver(driver);
+      if (getPending) {
+        session.closeKeepingRegions();
+      } else {
+        session.close();
+      }
+      UcxConnections.unbound(connection);
+      counters.close();
+      if (overSocket) {
+        dataNode.metrics().countBlock(false);
+      } else if (packetsReceived > 0) {
+        dataNode.metrics().countBlock(true);
+        dataNode.ingest().note(bytesFetched, busyNanos);
+      }
+    }
+  }
+}

@@ -1,0 +1,332 @@
+package org.hdfsrdma.hadoop.runtime;
+
+import java.io.Closeable;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hdfs.protocol.datatransfer.PacketHeader;
+import org.apache.hadoop.util.ShutdownHookManager;
+import org.hdfsrdma.hadoop.agent.HadoopVersionCheck;
+import org.hdfsrdma.hadoop.conf.RdmaConf;
+import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes;
+import org.hdfsrdma.hadoop.metrics.Totals;
+import org.hdfsrdma.hadoop.metrics.UcxJvmMetrics;
+import org.hdfsrdma.ucx.Closeables;
+import org.hdfsrdma.ucx.EndpointCache;
+import org.hdfsrdma.ucx.NativeIntrospection;
+import org.hdfsrdma.ucx.PoolMetrics;
+import org.hdfsrdma.ucx.RegisteredBufferPool;
+import org.hdfsrdma.ucx.UcxContext;
+import org.hdfsrdma.ucx.UcxEndpoint;
+import org.hdfsrdma.ucx.UcxUnavailableException;
+import org.hdfsrdma.ucx.UcxWorker;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The UCX resources of this JVM, shared by every HDFS client and DataNode
+ * in it, and their life cycle: one context, one thread-safe worker, the
+ * client's endpoints, the registered buffer pools, the housekeeping
+ * thread, the JVM's metrics source, and what other parts attach to it (the
+ * DataNodes' session table and connections: {@link #extension}). Created
+ * on first use, closed at JVM exit after Hadoop's own hooks.
+ *
+ * <p>There is no UCX listening socket: a DataNode's worker address travels
+ * inside Hadoop's authenticated writeBlock reply, so only a peer that passed
+ * Hadoop's own checks learns it, and with UCX's tcp transport off (the
+ * default) nothing of UCX is reachable from the network at all (DESIGN.md,
+ * "Threat model").
+ *
+ * <p>One worker per JVM: a DataNode serves all its blocks from it, and with
+ * two workers in one process UCX 1.13 can trip an assertion on socket
+ * descriptor reuse (see jucx-bridge's README). The first configuration
+ * seen sets the JVM-wide settings (transports, pools); later ones are
+ * ignored.
+ */
+public final class UcxRuntime implements Closeable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(UcxRuntime.class);
+
+  /** Below FileSystem's (10): runs after open files were closed. */
+  static final int SHUTDOWN_HOOK_PRIORITY = 1;
+
+  private static UcxRuntime instance;
+
+  private final RdmaConf conf;
+  private final UcxContext context;
+  private final UcxTransports transports;
+  private final BufferPools pools;
+  private final UcxWorker worker;
+  private final byte[] workerAddress;
+  private final EndpointCache endpoints;
+  private final Maintenance maintenance;
+  private final AtomicLong maintenanceFailures = new AtomicLong();
+  private final UcxJvmMetrics metrics;
+  /** Attached parts, in order of attachment; closed in reverse. */
+  private final Map<Class<?>, Closeable> extensions =
+      new LinkedHashMap<Class<?>, Closeable>();
+  private final Set<UcxEndpoint> transportsNoted =
+      Collections.newSetFromMap(new ConcurrentHashMap<UcxEndpoint, Boolean>());
+  private final Set<String> transportsSeen =
+      Collections.newSetFromMap(new ConcurrentHashMap<String, Boolean>());
+  private boolean closed;
+
+  private UcxRuntime(Configuration configuration)
+      throws UcxUnavailableException {
+    this.conf = new RdmaConf(configuration);
+    String problem = HadoopVersionCheck.problem();
+    if (problem != null) {
+      throw new UcxUnavailableException(problem);
+    }
+    // The shared-memory receive queues keep UCX's default depth: a sender
+    // indexes its peer's queue with its own configured depth (UCX 1.13,
+    // uct_mm_ep), so peers that disagree lose messages and hang. Every
+    // JVM on a host must run with the same UCX_*_FIFO_SIZE (DESIGN.md).
+    UcxContext.Options options = UcxContext.Options.defaults();
+    if (!conf.ucxTls().isEmpty()) {
+      options = options.withUcxConfig("TLS", conf.ucxTls());
+    }
+    UcxContext ctx = new UcxContext(options);
+    BufferPools p = null;
+    UcxWorker w = null;
+    try {
+      Set<String> resources = ctx.resources();
+      String tcp = UcxTransports.tcpRefusal(resources, conf);
+      if (tcp != null) {
+        throw new UcxUnavailableException(tcp);
+      }
+      this.transports = new UcxTransports(resources);
+      p = new BufferPools(ctx, conf, PacketHeader.PKT_MAX_HEADER_LEN);
+      w = new UcxWorker(ctx, "hdfs-rdma");
+      this.workerAddress = w.address();
+      w.start();
+    } catch (UcxUnavailableException | RuntimeException e) {
+      Closeables.closeAll(w, p, ctx);
+      throw e;
+    }
+    this.context = ctx;
+    this.pools = p;
+    this.worker = w;
+    this.endpoints = new EndpointCache(w, conf.connectTimeoutMs(),
+        workerAddress);
+    this.maintenance = new Maintenance(maintenanceFailures::incrementAndGet);
+    this.metrics = new UcxJvmMetrics(new Gauges(),
+        conf.clientTimers() ? new PacketPhaseTimes() : null);
+  }
+
+  /**
+   * This JVM's runtime, created on first call.
+   *
+   * @throws UcxUnavailableException when UCX cannot be used here (no UCX
+   *     libraries, another Hadoop release, UCX refusing the settings)
+   */
+  public static synchronized UcxRuntime get(Configuration conf)
+      throws UcxUnavailableException {
+    if (instance == null) {
+      instance = new UcxRuntime(conf);
+      instance.metrics.register();
+      LOG.info("UCX runtime started (UCX {}, transports {})",
+          NativeIntrospection.loadedUcxVersion(),
+          instance.conf.ucxTls().isEmpty() ? "all" : instance.conf.ucxTls());
+      final UcxRuntime started = instance;
+      // After Hadoop's own hooks (FileSystem.close flushes open streams),
+      // report, then close: UCX left open makes the JVM's exit ~0.4 s
+      // slower (measured), which an hdfs dfs -put pays on every file.
+      final Runnable atExit = () -> {
+        Totals.report(started.metrics);
+        closeAtExit(started);
+      };
+      ShutdownHookManager.get().addShutdownHook(atExit,
+          SHUTDOWN_HOOK_PRIORITY);
+      // MiniDFSCluster.shutdown() clears Hadoop's hooks; then this one
+      // does the same work (Hadoop's own clean-up was cleared with it).
+      Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+        if (!ShutdownHookManager.get().hasShutdownHook(atExit)) {
+          atExit.run();
+        }
+      }, "hdfs-rdma-at-exit"));
+    }
+    return instance;
+  }
+
+  private static synchronized void closeAtExit(UcxRuntime runtime) {
+    if (instance == runtime) {
+      try {
+        shutdown();
+      } catch (RuntimeException e) {
+        LOG.warn("hdfs-rdma: closing UCX at exit failed: {}", e.toString());
+      }
+    }
+  }
+
+  /** This JVM's runtime if one was started, else null; creates nothing. */
+  public static synchronized UcxRuntime current() {
+    return instance;
+  }
+
+  /** Closes the runtime (tests and JVM shutdown); a later get() rebuilds. */
+  public static synchronized void shutdown() {
+    if (instance != null) {
+      UcxRuntime r = instance;
+      instance = null;
+      r.close();
+    }
+  }
+
+  /** The settings this runtime was created with (JVM-wide ones apply). */
+  public RdmaConf conf() {
+    return conf;
+  }
+
+  public UcxWorker worker() {
+    return worker;
+  }
+
+  /** Which transports this JVM's UCX has. */
+  public UcxTransports transports() {
+    return transports;
+  }
+
+  /** The JVM's registered memory. */
+  public BufferPools pools() {
+    return pools;
+  }
+
+  /** The housekeeping thread. */
+  public Maintenance maintenance() {
+    return maintenance;
+  }
+
+  /** The JVM's metrics source: client side and the shared worker. */
+  public UcxJvmMetrics metrics() {
+    return metrics;
+  }
+
+  /**
+   * This JVM's UCX worker address: what a DataNode puts in its commit so
+   * that its client can connect.
+   */
+  public byte[] workerAddress() {
+    return workerAddress.clone();
+  }
+
+  /**
+   * The part of type {@code type} attached to this runtime, attached by
+   * {@code create} on first call: the DataNodes' shared tables live as long
+   * as the runtime and close before its worker, without the runtime
+   * knowing them.
+   *
+   * @throws IllegalStateException when the runtime is closed
+   */
+  public synchronized <T extends Closeable> T extension(Class<T> type,
+      Function<UcxRuntime, T> create) {
+    if (closed) {
+      throw new IllegalStateException("the UCX runtime is closed");
+    }
+    Closeable e = extensions.get(type);
+    if (e == null) {
+      e = create.apply(this);
+      extensions.put(type, e);
+    }
+    return type.cast(e);
+  }
+
+  /**
+   * The connection to a DataNode's worker (cached), with this client's
+   * hello sent first (the DataNode connects back with it).
+   */
+  public CompletableFuture<UcxEndpoint> connect(byte[] address, String peer) {
+    return endpoints.get(address, peer);
+  }
+
+  /**
+   * Logs, once per connection, which UCX transports carry it (call once
+   * the connection is up, outside UCX's callbacks), and keeps it for the
+   * metrics and the totals.
+   */
+  public void noteConnected(UcxEndpoint e) {
+    if (transportsNoted.add(e)) {
+      String report = e.transports().toString();
+      transportsSeen.add(report);
+      LOG.info("hdfs-rdma: UCX to {}: {}", e.peer(), report);
+    }
+  }
+
+  /** Notes a way this JVM's DataNodes read packets, for the same. */
+  public void noteTransport(String how) {
+    transportsSeen.add(how);
+  }
+
+  /** What the metrics source reads off the runtime's resources. */
+  private final class Gauges implements UcxJvmMetrics.Gauges {
+    @Override
+    public long strayMessages() {
+      return worker.strayMessages() + worker.oversizedMessages();
+    }
+
+    @Override
+    public long callbackFailures() {
+      return maintenanceFailures.get();
+    }
+
+    @Override
+    public long clientConnects() {
+      return endpoints.connectCount();
+    }
+
+    @Override
+    public PoolMetrics clientPool() {
+      RegisteredBufferPool p = pools.clientIfCreated();
+      return p == null ? null : p.metrics();
+    }
+
+    @Override
+    public PoolMetrics landingPool() {
+      RegisteredBufferPool p = pools.landingIfCreated();
+      return p == null ? null : p.metrics();
+    }
+
+    @Override
+    public String transports() {
+      return String.join("; ", new TreeSet<String>(transportsSeen));
+    }
+  }
+
+  /**
+   * Closes every resource: the metrics source first (outside this
+   * runtime's lock: the metrics timer holds the metrics system's lock
+   * while it reads the runtime), the housekeeping thread (its tasks use
+   * the rest), then in reverse order of creation: attached parts, the
+   * client's endpoints, the worker, the pools, the context. Idempotent.
+   */
+  @Override
+  public void close() {
+    metrics.unregister();
+    List<AutoCloseable> order = new ArrayList<AutoCloseable>();
+    synchronized (this) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      order.add(maintenance);
+      List<Closeable> attached = new ArrayList<Closeable>(extensions.values());
+      Collections.reverse(attached);
+      order.addAll(attached);
+    }
+    order.add(endpoints);
+    order.add(worker);
+    order.add(pools);
+    order.add(context);
+    Closeables.closeAll(order.toArray(new AutoCloseable[0]));
+  }
+}
