@@ -31,6 +31,7 @@ final class MessageDispatch implements Closeable {
   private static final long REPORT_INTERVAL_MS = 10_000;
 
   private final String name;
+  private final CallbackFailures failures;
   private final ByteBuffer scratch;
   private final ByteBuffer counters;
   private final long handle;
@@ -45,8 +46,10 @@ final class MessageDispatch implements Closeable {
    *
    * @throws UcxUnavailableException when UCX refuses them
    */
-  MessageDispatch(long worker, String name) throws UcxUnavailableException {
+  MessageDispatch(long worker, String name, CallbackFailures failures)
+      throws UcxUnavailableException {
     this.name = name;
+    this.failures = failures;
     this.scratch = ByteBuffer.allocateDirect(UcxWorker.MAX_MESSAGE_BYTES)
         .order(ByteOrder.BIG_ENDIAN);
     this.counters = ByteBuffer.allocateDirect(8 * NativeUcx.COUNTER_COUNT)
@@ -73,7 +76,7 @@ final class MessageDispatch implements Closeable {
       try {
         h.onMessage(scratch, length, replyEndpoint);
       } catch (Throwable t) {
-        LOG.error("Message handler of UCX worker {} failed", name, t);
+        failures.record(CallbackFailures.Kind.MESSAGE_HANDLER, t);
       }
     }
   }
@@ -103,6 +106,14 @@ final class MessageDispatch implements Closeable {
   long oversized() {
     return counter(NativeUcx.COUNTER_OVERSIZED)
         + counter(NativeUcx.COUNTER_RENDEZVOUS);
+  }
+
+  /**
+   * Messages the native code could not hand to the handler (no JNI
+   * environment, or an exception escaped the upcall).
+   */
+  long upcallFailures() {
+    return counter(NativeUcx.COUNTER_UPCALL_FAILED);
   }
 
   /** Logs stray and refused messages, at most every 10 s; progress thread. */

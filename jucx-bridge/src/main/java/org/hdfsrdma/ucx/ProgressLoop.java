@@ -30,19 +30,22 @@ final class ProgressLoop {
   private final WaiterHandoff waiters;
   private final MessageDispatch dispatch;
   private final InFlightMemory inFlight;
+  private final CallbackFailures failures;
   private final ConcurrentLinkedQueue<Runnable> tasks =
       new ConcurrentLinkedQueue<Runnable>();
   private volatile Thread thread;
   private long lastInFlightSweep = System.nanoTime();
 
   ProgressLoop(UcxWorker worker, NativeWorker ucx, WaiterHandoff waiters,
-      MessageDispatch dispatch, InFlightMemory inFlight) {
+      MessageDispatch dispatch, InFlightMemory inFlight,
+      CallbackFailures failures) {
     this.worker = worker;
     this.name = worker.name();
     this.ucx = ucx;
     this.waiters = waiters;
     this.dispatch = dispatch;
     this.inFlight = inFlight;
+    this.failures = failures;
   }
 
   /** Starts the thread; once. */
@@ -76,7 +79,7 @@ final class ProgressLoop {
       try {
         task.run();
       } catch (Throwable e) {
-        LOG.error("Task on UCX worker {} failed", name, e);
+        failures.record(CallbackFailures.Kind.TASK, e);
       }
     }
   }
@@ -93,14 +96,8 @@ final class ProgressLoop {
             continue;
           }
         } catch (RuntimeException escaped) {
-          // A callback threw (none should): the worker still needs this
-          // thread, so the failure is reported and the loop goes on.
-          if (worker.callbackFailures.getAndIncrement() == 0) {
-            LOG.error("UCX worker {}: a callback threw on the progress"
-                + " thread (later ones at DEBUG)", name, escaped);
-          } else {
-            LOG.debug("UCX worker {}: a callback threw", name, escaped);
-          }
+          // The worker still needs this thread: the loop goes on.
+          failures.record(CallbackFailures.Kind.PROGRESS_LOOP, escaped);
           continue;
         }
         dispatch.reportStrayMessages();
@@ -124,7 +121,7 @@ final class ProgressLoop {
         }
       }
     } catch (Throwable t) {
-      LOG.error("UCX worker {} progress thread failed", name, t);
+      failures.record(CallbackFailures.Kind.PROGRESS_THREAD, t);
     }
     LOG.debug("UCX worker {} progress thread ends after {} sleeps", name,
         ucx.sleeps());

@@ -6,7 +6,6 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 import org.openucx.jucx.ucp.UcpRequest;
@@ -79,9 +78,6 @@ public final class UcxWorker implements Closeable {
    */
   static final int MAX_SLEEP_MS = 100;
 
-  /** Exceptions that escaped a callback on the progress thread. */
-  final AtomicLong callbackFailures = new AtomicLong();
-
   /** How long close() waits for drivers and the progress thread. */
   private static final long CLOSE_WAIT_MS = 10_000;
 
@@ -120,6 +116,7 @@ public final class UcxWorker implements Closeable {
 
   private final UcxContext context;
   private final String name;
+  private final CallbackFailures failures;
   private final NativeWorker ucx;
   private final MessageDispatch dispatch;
   private final WaiterHandoff waiters;
@@ -150,16 +147,18 @@ public final class UcxWorker implements Closeable {
     NativeUcx.ensureBound();
     this.context = context;
     this.name = name;
+    this.failures = new CallbackFailures(name);
     NativeWorker created = new NativeWorker(context, name);
     try {
-      this.dispatch = new MessageDispatch(created.handle(), name);
+      this.dispatch = new MessageDispatch(created.handle(), name, failures);
     } catch (UcxUnavailableException | RuntimeException | Error e) {
       Closeables.closeAfterFailure(e, created);
       throw e;
     }
     this.ucx = created;
     this.waiters = new WaiterHandoff(this, created);
-    this.loop = new ProgressLoop(this, created, waiters, dispatch, inFlight);
+    this.loop = new ProgressLoop(this, created, waiters, dispatch, inFlight,
+        failures);
     context.retain();
   }
 
@@ -282,7 +281,8 @@ public final class UcxWorker implements Closeable {
   /**
    * Runs {@code task} on this worker's progress thread, soon: for control
    * work a message handler must not do inside UCX's callback (creating an
-   * endpoint). Never throws; a task that throws is logged.
+   * endpoint). A task that throws is counted ({@link #callbackFailures()})
+   * and logged, and the next one runs.
    *
    * @throws IllegalStateException when the worker is closed
    */
@@ -298,19 +298,29 @@ public final class UcxWorker implements Closeable {
   /**
    * Progresses the worker once on the calling thread: completions and
    * message handlers run here. Returns the number of events, 0 when the
-   * worker is closing.
+   * worker is closing. Never throws: an exception a callback threw inside
+   * UCX's progress is counted ({@link #callbackFailures()}).
    */
   public int progress() {
     if (!ucx.enter()) {
       return 0;
     }
     int events;
+    Throwable escaped = null;
     endpointGate.enterShared();
     try {
       events = NativeUcx.progress(ucx.handle());
+    } catch (Throwable t) {
+      // JUCX's callbacks (ours catch their own) throw out of UCX's progress
+      // call once it returned; the event was handled.
+      escaped = t;
+      events = 1;
     } finally {
       endpointGate.leaveShared();
       ucx.leave();
+    }
+    if (escaped != null) {
+      failures.record(CallbackFailures.Kind.PROGRESS, escaped);
     }
     if (events > 0) {
       waiters.wakeWaitingDriver();
@@ -365,6 +375,23 @@ public final class UcxWorker implements Closeable {
    */
   public long oversizedMessages() {
     return dispatch.oversized();
+  }
+
+  /**
+   * Exceptions caught on this worker's threads so far: thrown by the
+   * message handler, a task, a callback inside UCX's progress, the progress
+   * loop, an endpoint's error handler or close listener, plus messages
+   * whose handler the native code could not call. Each was logged (the
+   * first of its kind with its stack trace, later ones rate-limited) and
+   * the thread went on. The write path publishes it as a metric.
+   */
+  public long callbackFailures() {
+    return failures.total() + dispatch.upcallFailures();
+  }
+
+  /** The failure policy of this worker's callbacks and threads. */
+  CallbackFailures failures() {
+    return failures;
   }
 
   /** Times a thread slept in the worker's event wait. */
