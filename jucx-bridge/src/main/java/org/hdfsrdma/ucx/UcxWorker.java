@@ -468,15 +468,18 @@ public final class UcxWorker implements Closeable {
     }
     try {
       ucx.close();
-      dispatch.close();
-      // Destroyed: none of its operations can complete into memory now.
-      inFlight.clear();
-    } catch (Throwable e) {
-      LOG.warn("Closing UCX worker {} failed", name, e);
+    } catch (RuntimeException e) {
+      // Perhaps not destroyed: UCX may still call its handlers, and the
+      // context must not be cleaned up under it.
+      LOG.warn("Closing UCX worker {} failed; leaving its handlers and its"
+          + " context allocated", name, e);
       LEFT_ALLOCATED.add(inFlight);
-    } finally {
-      context.release();
+      return;
     }
+    // Destroyed: no handler runs and no operation completes into memory now.
+    dispatch.close();
+    inFlight.clear();
+    context.release();
     LOG.debug("UCX worker {} closed after {} sleeps", name, ucx.sleeps());
   }
 
