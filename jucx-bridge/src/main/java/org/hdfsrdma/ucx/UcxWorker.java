@@ -42,8 +42,12 @@ import org.slf4j.LoggerFactory;
  * handed to the {@link MessageHandler}, inside UCX's callback, on whichever
  * thread is progressing; every other id the wire can carry has a handler
  * that only counts it (UCX 1.13 indexes its handler table with the id from
- * the wire unchecked, so a stray id must find an entry). Nothing throws out
- * of the handler.
+ * the wire unchecked, so a stray id must find an entry).
+ *
+ * <p><b>Nothing throws on its threads.</b> An exception from the message
+ * handler, a task, a callback inside progress or the progress loop is
+ * counted ({@link #callbackFailures()}), logged by one rate-limited policy,
+ * and the thread goes on.
  *
  * <p>Life cycle: construct, {@link #start()}, use, {@link #close()}.
  *
@@ -128,9 +132,10 @@ public final class UcxWorker implements Closeable {
    * all inside one progress call; a get or a send started on it after that
    * crashes the process (SIGSEGV in ucp_get_nbx, and in ucp_am_send_nbx,
    * each seen in about one run in twenty of TestPeerFailure; the get fixed
-   * in UCX by openucx/ucx#11629). An operation that holds this gate sees either an
-   * endpoint whose error callback already ran (and is refused in Java) or
-   * one UCX has not marked yet (whose operation then fails UCX's way).
+   * in UCX by openucx/ucx#11629). An operation that holds this gate sees
+   * either an endpoint whose error callback already ran (and is refused in
+   * Java) or one UCX has not marked yet (whose operation then fails UCX's
+   * way).
    */
   private final EndpointGate endpointGate = new EndpointGate();
   private final InFlightMemory inFlight = new InFlightMemory();
@@ -200,11 +205,6 @@ public final class UcxWorker implements Closeable {
   /** The JUCX worker, for the control path (endpoints). */
   UcpWorker ucp() {
     return ucx.ucp();
-  }
-
-  /** The ucp_worker_h. */
-  long handle() {
-    return ucx.handle();
   }
 
   /**
@@ -311,8 +311,8 @@ public final class UcxWorker implements Closeable {
     try {
       events = NativeUcx.progress(ucx.handle());
     } catch (Throwable t) {
-      // JUCX's callbacks (ours catch their own) throw out of UCX's progress
-      // call once it returned; the event was handled.
+      // A JUCX callback that threw (ours catch their own) surfaces here,
+      // after UCX's progress call returned: counted as the event it was.
       escaped = t;
       events = 1;
     } finally {
