@@ -2,7 +2,6 @@ package org.hdfsrdma.ucx;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
-import static org.junit.Assert.assertSame;
 import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.fail;
 import static org.mockito.Mockito.doThrow;
@@ -137,6 +136,24 @@ public class TestClosingResources {
     assertEquals(threads, Thread.activeCount());
   }
 
+  /** Memory UCX mapped but whose key it cannot pack (mocked). */
+  private static UcpMemory memoryWithoutKey() {
+    UcpMemory memory = mock(UcpMemory.class);
+    when(memory.getRemoteKeyBuffer()).thenThrow(
+        new UcxException("no remote key"));
+    return memory;
+  }
+
+  /** Fails unless making a slab over {@code memory} throws UCX's failure. */
+  private static void assertNoSlabOver(UcxContext context, UcpMemory memory) {
+    try {
+      new RegisteredSlab(context, 0, memory, "pool");
+      fail("a slab without a key was made");
+    } catch (UcxException expected) {
+      assertEquals("no remote key", expected.getMessage());
+    }
+  }
+
   /**
    * A slab UCX mapped but cannot describe (a fault real UCX does not
    * produce: mocked) is deregistered and no longer counted.
@@ -146,15 +163,8 @@ public class TestClosingResources {
       throws Exception {
     try (UcxContext context = new UcxContext(UcxTestUtils.options(
         UcxTestUtils.TLS_TCP))) {
-      UcpMemory memory = mock(UcpMemory.class);
-      UcxException noKey = new UcxException("no remote key");
-      when(memory.getRemoteKeyBuffer()).thenThrow(noKey);
-      try {
-        new RegisteredSlab(context, 0, memory, "pool");
-        fail("a slab without a key was made");
-      } catch (UcxException e) {
-        assertSame(noKey, e);
-      }
+      UcpMemory memory = memoryWithoutKey();
+      assertNoSlabOver(context, memory);
       verify(memory, times(1)).deregister();
       assertEquals(0, context.openDependents());
     }
@@ -168,15 +178,9 @@ public class TestClosingResources {
   public void testASlabUcxWillNotDeregisterStaysCounted() throws Exception {
     UcxContext context = new UcxContext(UcxTestUtils.options(
         UcxTestUtils.TLS_TCP));
-    UcpMemory memory = mock(UcpMemory.class);
-    when(memory.getRemoteKeyBuffer()).thenThrow(new UcxException("no key"));
+    UcpMemory memory = memoryWithoutKey();
     doThrow(new UcxException("busy")).when(memory).deregister();
-    try {
-      new RegisteredSlab(context, 0, memory, "pool");
-      fail("a slab without a key was made");
-    } catch (UcxException expected) {
-      assertEquals("no key", expected.getMessage());
-    }
+    assertNoSlabOver(context, memory);
     assertEquals(1, context.openDependents());
     context.close();
   }
