@@ -104,6 +104,7 @@ public final class EndpointCache implements Closeable {
     }
     e.addCloseListener(closedOne -> endpoints.remove(key, fresh));
     fresh.complete(e);
+    // Either close() sees it made, or this sees the cache closed.
     if (closed) {
       e.close();
     }
@@ -134,15 +135,21 @@ public final class EndpointCache implements Closeable {
     return endpoints.size();
   }
 
-  /** Closes every cached connection. Idempotent. */
+  /**
+   * Closes every cached connection, each one even when closing another
+   * fails (the first failure is thrown); a connection still being made is
+   * closed once it is. Idempotent.
+   */
   @Override
   public void close() {
     closed = true;
-    List<CompletableFuture<UcxEndpoint>> all =
-        new ArrayList<CompletableFuture<UcxEndpoint>>(endpoints.values());
-    endpoints.clear();
-    for (CompletableFuture<UcxEndpoint> f : all) {
-      f.thenAccept(UcxEndpoint::close);
+    List<UcxEndpoint> made = new ArrayList<UcxEndpoint>();
+    for (CompletableFuture<UcxEndpoint> f : endpoints.values()) {
+      if (f.isDone() && !f.isCompletedExceptionally()) {
+        made.add(f.join());
+      }
     }
+    endpoints.clear();
+    Closeables.closeAll(made);
   }
 }

@@ -11,14 +11,11 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 import org.openucx.jucx.UcxUtils;
-import org.openucx.jucx.ucp.UcpMemMapParams;
-import org.openucx.jucx.ucp.UcpMemory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,27 +51,6 @@ public final class RegisteredBufferPool implements Closeable {
   /** A token that names no buffer. */
   public static final long NO_LEASE = -1L;
 
-  /** One registered slab; buffers are its equal slices. */
-  private static final class Slab {
-    final int id;
-    final UcpMemory memory;
-    final long address;
-    final long length;
-    final byte[] rkey;
-    final AtomicInteger leased = new AtomicInteger();
-    volatile boolean unmapped;
-
-    Slab(int id, UcpMemory memory) {
-      this.id = id;
-      this.memory = memory;
-      this.address = memory.getAddress();
-      this.length = memory.getLength();
-      ByteBuffer packed = memory.getRemoteKeyBuffer();
-      this.rkey = new byte[packed.remaining()];
-      packed.duplicate().get(rkey);
-    }
-  }
-
   private final UcxContext context;
   private final String name;
   private final int bufferSize;
@@ -84,7 +60,8 @@ public final class RegisteredBufferPool implements Closeable {
   private final boolean recordLeaseSites;
   private final int maxBuffers;
 
-  private final Slab[] slabs;
+  /** Registered slabs; buffers are their equal slices. */
+  private final RegisteredSlab[] slabs;
   private volatile int slabCount;
   /** Per buffer: address, view (one per buffer, reused by each lease). */
   private final long[] addresses;
@@ -92,9 +69,7 @@ public final class RegisteredBufferPool implements Closeable {
   /** Per buffer: odd while leased; incremented by acquire and release. */
   private final AtomicIntegerArray generations;
   private final Throwable[] leaseSites;
-  /** Treiber stack: head = (tag << 32) | (index + 1), 0 = empty. */
-  private final AtomicLong freeHead = new AtomicLong();
-  private final int[] next;
+  private final BufferFreeList free;
   private final Set<Integer> sharedSegments =
       Collections.newSetFromMap(new ConcurrentHashMap<Integer, Boolean>());
 
@@ -144,11 +119,11 @@ public final class RegisteredBufferPool implements Closeable {
     this.capBytes = capBytes;
     this.recordLeaseSites = recordLeaseSites;
     this.maxBuffers = (int) (capBytes / bufferSize);
-    this.slabs = new Slab[(int) (capBytes / slabBytes)];
+    this.slabs = new RegisteredSlab[(int) (capBytes / slabBytes)];
     this.addresses = new long[maxBuffers];
     this.views = new ByteBuffer[maxBuffers];
     this.generations = new AtomicIntegerArray(maxBuffers);
-    this.next = new int[maxBuffers];
+    this.free = new BufferFreeList(maxBuffers);
     this.leaseSites = recordLeaseSites ? new Throwable[maxBuffers] : null;
   }
 
@@ -225,7 +200,7 @@ public final class RegisteredBufferPool implements Closeable {
       if (closed) {
         throw new IllegalStateException("buffer pool " + name + " is closed");
       }
-      int index = pop();
+      int index = free.pop();
       if (index >= 0) {
         return lease(index);
       }
@@ -237,7 +212,7 @@ public final class RegisteredBufferPool implements Closeable {
         if (closed) {
           continue;
         }
-        if ((int) freeHead.get() == 0 && slabCount < slabs.length) {
+        if (free.isEmpty() && slabCount < slabs.length) {
           addSlab();
         }
       } finally {
@@ -274,20 +249,20 @@ public final class RegisteredBufferPool implements Closeable {
       return;
     }
     leasedCount.decrementAndGet();
-    Slab slab = slabs[index / buffersPerSlab];
+    RegisteredSlab slab = slabs[index / buffersPerSlab];
     int left = slab.leased.decrementAndGet();
     if (closed) {
       if (left == 0) {
         lock.lock();
         try {
-          unmap(slab);
+          slab.close();
         } finally {
           lock.unlock();
         }
       }
       return;
     }
-    push(index);
+    free.push(index);
     if (waiters > 0) {
       lock.lock();
       try {
@@ -360,73 +335,32 @@ public final class RegisteredBufferPool implements Closeable {
     return sharedSegments.contains(shmid);
   }
 
-  private int pop() {
-    while (true) {
-      long head = freeHead.get();
-      int top = (int) head - 1;
-      if (top < 0) {
-        return -1;
-      }
-      long tag = (head >>> 32) + 1;
-      if (freeHead.compareAndSet(head, (tag << 32) | (next[top] + 1L))) {
-        return top;
-      }
-    }
-  }
-
-  private void push(int index) {
-    while (true) {
-      long head = freeHead.get();
-      next[index] = (int) head - 1;
-      long tag = (head >>> 32) + 1;
-      if (freeHead.compareAndSet(head, (tag << 32) | (index + 1L))) {
-        return;
-      }
-    }
-  }
-
   /** Registers one more slab and frees its buffers; lock held. */
   private void addSlab() {
-    UcpMemory memory;
+    RegisteredSlab slab = RegisteredSlab.allocate(context, slabCount,
+        slabBytes, name);
+    int first = slab.id * buffersPerSlab;
     try {
-      // Memory UCX allocates itself lives in a shared-memory segment (and
-      // is registered with every RDMA device): a peer on the same host can
-      // then read it with no work by this process.
-      memory = context.ucp().memoryMap(new UcpMemMapParams().allocate()
-          .setLength(slabBytes));
-    } catch (RuntimeException e) {
-      throw new IllegalStateException("UCX could not allocate a slab of "
-          + slabBytes + " bytes for pool " + name + ": " + e.getMessage(), e);
-    }
-    context.retain();
-    Slab slab;
-    try {
-      slab = new Slab(slabCount, memory);
-    } catch (RuntimeException e) {
-      memory.deregister();
-      context.release();
+      ByteBuffer whole = UcxUtils.getByteBufferView(slab.address, slabBytes);
+      for (int i = 0; i < buffersPerSlab; i++) {
+        int index = first + i;
+        addresses[index] = slab.address + (long) i * bufferSize;
+        ByteBuffer dup = whole.duplicate();
+        dup.position(i * bufferSize).limit((i + 1) * bufferSize);
+        views[index] = dup.slice();
+      }
+    } catch (RuntimeException | Error e) {
+      Closeables.closeAfterFailure(e, slab);
       throw e;
     }
-    List<PackedRemoteKey.SysvEntry> segments =
-        new ArrayList<PackedRemoteKey.SysvEntry>(1);
-    PackedRemoteKey.inspect(slab.rkey, segments);
-    for (PackedRemoteKey.SysvEntry s : segments) {
-      sharedSegments.add(s.shmid);
-    }
-    ByteBuffer whole = UcxUtils.getByteBufferView(slab.address, slabBytes);
-    int first = slab.id * buffersPerSlab;
-    for (int i = 0; i < buffersPerSlab; i++) {
-      int index = first + i;
-      addresses[index] = slab.address + (long) i * bufferSize;
-      ByteBuffer dup = whole.duplicate();
-      dup.position(i * bufferSize).limit((i + 1) * bufferSize);
-      views[index] = dup.slice();
+    for (int shmid : slab.sharedSegments) {
+      sharedSegments.add(shmid);
     }
     slabs[slab.id] = slab;
     slabCount = slab.id + 1;
     registrations++;
     for (int i = buffersPerSlab - 1; i >= 0; i--) {
-      push(first + i);
+      free.push(first + i);
     }
     LOG.debug("Pool {} registered slab {} of {} bytes ({} of {} bytes)", name,
         slab.id, slabBytes, (long) slabCount * slabBytes, capBytes);
@@ -442,7 +376,7 @@ public final class RegisteredBufferPool implements Closeable {
     try {
       long registered = 0;
       for (int i = 0; i < slabCount; i++) {
-        if (!slabs[i].unmapped) {
+        if (!slabs[i].isClosed()) {
           registered += slabBytes;
         }
       }
@@ -504,33 +438,21 @@ public final class RegisteredBufferPool implements Closeable {
         return;
       }
       closed = true;
-      freeHead.set(0);
-      for (int i = 0; i < slabCount; i++) {
-        if (slabs[i].leased.get() == 0) {
-          unmap(slabs[i]);
-        }
-      }
+      free.clear();
+      released.signalAll();
       if (leasedCount.get() != 0) {
         LOG.warn("Pool {} closed with {} buffer(s) still leased; their slabs"
             + " are freed when they are released", name, leasedCount.get());
       }
-      released.signalAll();
+      List<RegisteredSlab> unleased = new ArrayList<RegisteredSlab>();
+      for (int i = 0; i < slabCount; i++) {
+        if (slabs[i].leased.get() == 0) {
+          unleased.add(slabs[i]);
+        }
+      }
+      Closeables.closeAll(unleased);
     } finally {
       lock.unlock();
-    }
-  }
-
-  /** Lock held. */
-  private void unmap(Slab slab) {
-    if (slab.unmapped) {
-      return;
-    }
-    slab.unmapped = true;
-    try {
-      slab.memory.deregister();
-      context.release();
-    } catch (RuntimeException e) {
-      LOG.warn("Pool {} could not deregister slab {}", name, slab.id, e);
     }
   }
 

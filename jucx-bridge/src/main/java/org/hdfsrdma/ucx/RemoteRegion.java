@@ -8,8 +8,6 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntPredicate;
 
-import org.openucx.jucx.UcxUtils;
-
 /**
  * A region of a peer's registered memory, announced by the peer with a
  * {@link RegionAnnouncement} and checked by this side before anything is
@@ -55,9 +53,6 @@ import org.openucx.jucx.UcxUtils;
  */
 public final class RemoteRegion {
 
-  /** Zero bytes after a copied remote key, so UCX never reads past it. */
-  private static final int RKEY_PADDING = 256;
-
   /** What a getter allows besides the checks every region passes. */
   public static final class Policy {
     private final IntPredicate ownSegments;
@@ -79,19 +74,17 @@ public final class RemoteRegion {
 
   private final long base;
   private final long length;
-  private final long rkey;
+  private final RegionMapping mapping;
   private final ByteBuffer direct;
-  private final long[] attachments;
   private final String description;
   private final AtomicInteger references = new AtomicInteger(1);
 
-  private RemoteRegion(long base, long length, long rkey, ByteBuffer direct,
-      long[] attachments, String description) {
+  private RemoteRegion(long base, long length, RegionMapping mapping,
+      ByteBuffer direct, String description) {
     this.base = base;
     this.length = length;
-    this.rkey = rkey;
+    this.mapping = mapping;
     this.direct = direct;
-    this.attachments = attachments;
     this.description = description;
   }
 
@@ -142,33 +135,17 @@ public final class RemoteRegion {
           + a.regionId() + " from " + peer + ")");
     }
     segments.removeIf(s -> !reached.containsKey(s.memoryDomain));
-    long[] attached = new long[segments.size()];
-    int n = 0;
-    long rkey = 0;
+    RegionMapping mapping = new RegionMapping(segments.size());
     try {
       for (PackedRemoteKey.SysvEntry s : segments) {
         checkSegment(s, regionBase, regionLength, policy, peer);
-        long at = NativeUcx.shmAttach(s.shmid);
-        if (at < 0) {
-          throw new MalformedDescriptorException("cannot attach " + s
-              + " named by " + peer + ": errno " + (-at));
-        }
-        attached[n++] = at;
+        mapping.attach(s, peer);
       }
-      ByteBuffer key = ByteBuffer.allocateDirect(forUcx.length + RKEY_PADDING);
-      key.put(forUcx).clear();
-      ByteBuffer status = ByteBuffer.allocateDirect(4);
-      rkey = NativeUcx.rkeyUnpack(replyEndpoint, UcxUtils.getAddress(key),
-          UcxUtils.getAddress(status));
-      if (rkey == 0) {
-        throw new MalformedDescriptorException("UCX could not unpack the"
-            + " remote key of region " + a.regionId() + " from " + peer + ": "
-            + NativeUcx.describe(status.order(
-                java.nio.ByteOrder.nativeOrder()).getInt(0)));
-      }
+      mapping.unpackKey(replyEndpoint, forUcx, "region " + a.regionId()
+          + " from " + peer);
       ByteBuffer view = null;
       String how;
-      if (NativeUcx.rkeyPointer(rkey, regionBase) != 0) {
+      if (mapping.mapsDirectly(regionBase)) {
         // UCX can map the peer's memory: the peer is on this host. Read
         // through this process's own read-only attachment of the segment
         // the kernel vouched for, never through UCX's pointer, which is
@@ -179,10 +156,9 @@ public final class RemoteRegion {
               + segments.size() + " SysV segments, not exactly one whose"
               + " bounds the kernel vouches for");
         }
-        view = NativeUcx.view(attached[0]
+        view = NativeUcx.view(mapping.attachment(0)
             + (regionBase - segments.get(0).ownerAddress), regionLength);
-        NativeUcx.rkeyDestroy(rkey);
-        rkey = 0;
+        mapping.dropKey();
         how = "shared memory";
       } else {
         boolean emulated = lanes.rmaTransports().isEmpty()
@@ -195,16 +171,11 @@ public final class RemoteRegion {
         }
         how = "RMA over " + lanes.rmaTransports();
       }
-      return new RemoteRegion(regionBase, regionLength, rkey, view,
-          java.util.Arrays.copyOf(attached, n), "region " + a.regionId()
-          + " of " + peer + " (" + regionLength + " bytes, " + how + ")");
-    } catch (IOException | RuntimeException e) {
-      if (rkey != 0) {
-        NativeUcx.rkeyDestroy(rkey);
-      }
-      for (int i = 0; i < n; i++) {
-        NativeUcx.shmDetach(attached[i]);
-      }
+      return new RemoteRegion(regionBase, regionLength, mapping, view,
+          "region " + a.regionId() + " of " + peer + " (" + regionLength
+          + " bytes, " + how + ")");
+    } catch (IOException | RuntimeException | Error e) {
+      Closeables.closeAfterFailure(e, mapping);
       throw e;
     }
   }
@@ -289,7 +260,7 @@ public final class RemoteRegion {
     if (direct != null) {
       throw new IllegalStateException(description + " is read directly");
     }
-    return to.get(address, rkey, localAddress, len, slot);
+    return to.get(address, mapping.key(), localAddress, len, slot);
   }
 
   /** Adds a reference. */
@@ -304,15 +275,13 @@ public final class RemoteRegion {
     return this;
   }
 
-  /** Drops a reference; the last frees UCX's key and the attachments. */
+  /**
+   * Drops a reference; the last frees UCX's key and the attachments, once
+   * (a release past the last does nothing).
+   */
   public void release() {
     if (references.decrementAndGet() == 0) {
-      if (rkey != 0) {
-        NativeUcx.rkeyDestroy(rkey);
-      }
-      for (long a : attachments) {
-        NativeUcx.shmDetach(a);
-      }
+      mapping.close();
     }
   }
 

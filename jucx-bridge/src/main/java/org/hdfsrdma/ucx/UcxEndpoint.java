@@ -194,11 +194,23 @@ public final class UcxEndpoint implements Closeable {
     return closedFuture;
   }
 
-  /** Called once, when the endpoint closes. */
+  /**
+   * Called once, when the endpoint closes (at once when it is closed
+   * already), on the closing thread. One that throws is counted
+   * ({@link UcxWorker#callbackFailures()}).
+   */
   public void addCloseListener(Consumer<UcxEndpoint> listener) {
     closeListeners.add(listener);
     if (closed.get()) {
+      notifyClosed(listener);
+    }
+  }
+
+  private void notifyClosed(Consumer<UcxEndpoint> listener) {
+    try {
       listener.accept(this);
+    } catch (Throwable t) {
+      worker.failures().record(CallbackFailures.Kind.CLOSE_LISTENER, t);
     }
   }
 
@@ -310,8 +322,8 @@ public final class UcxEndpoint implements Closeable {
     try {
       fail(new UcxOperationException(peer, "connection", status, message));
     } catch (Throwable t) {
-      LOG.error("Handling the failure of the UCX connection to {} failed",
-          peer, t);
+      worker.failures().record(
+          CallbackFailures.Kind.ENDPOINT_ERROR_HANDLER, t);
     }
   }
 
@@ -384,11 +396,7 @@ public final class UcxEndpoint implements Closeable {
       }
     }
     for (Consumer<UcxEndpoint> listener : closeListeners) {
-      try {
-        listener.accept(this);
-      } catch (Throwable t) {
-        LOG.warn("Close listener of the UCX connection to {} failed", peer, t);
-      }
+      notifyClosed(listener);
     }
     closedFuture.complete(null);
   }

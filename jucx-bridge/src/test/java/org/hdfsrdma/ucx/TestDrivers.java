@@ -359,6 +359,7 @@ public class TestDrivers {
     assertEquals(Long.valueOf(1000), owner.get(WAIT_MS,
         TimeUnit.MILLISECONDS));
     assertEquals(10, poisoned.get());
+    assertEquals(10, receiver.callbackFailures());
     assertEquals(1010, receiver.messagesDelivered());
     assertTrue(receiver.isRunning());
     assertTrue(receiver.progressThread().isAlive());

@@ -111,7 +111,7 @@ public final class UcxRuntime implements Closeable {
       this.workerAddress = w.address();
       w.start();
     } catch (UcxUnavailableException | RuntimeException e) {
-      Closeables.closeAll(w, p, ctx);
+      Closeables.closeAfterFailure(e, w, p, ctx);
       throw e;
     }
     this.context = ctx;
@@ -276,7 +276,7 @@ public final class UcxRuntime implements Closeable {
 
     @Override
     public long callbackFailures() {
-      return maintenanceFailures.get();
+      return worker.callbackFailures() + maintenanceFailures.get();
     }
 
     @Override

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 
+import org.hdfsrdma.ucx.Closeables;
 import org.hdfsrdma.ucx.HelloMessage;
 import org.hdfsrdma.ucx.MessageHandler;
 import org.hdfsrdma.ucx.PacketDescriptor;
@@ -219,8 +220,7 @@ public final class GetBandwidth {
                     : String.join("+", lanes.rmaTransports())), lanes, csv);
         reader.release();
         session.region.release();
-        session.back.close();
-        landing.close();
+        Closeables.closeAll(session.back, landing);
         return 0;
       } finally {
         worker.unregisterDriver(driver);
