@@ -4,6 +4,7 @@ import java.io.File;
 import java.util.Locale;
 import java.util.Set;
 
+import org.hdfsrdma.hadoop.protocol.WriteRequest;
 import org.hdfsrdma.ucx.HostIdentity;
 import org.hdfsrdma.ucx.TransportReport;
 
@@ -166,7 +167,7 @@ public final class DistributionPolicy {
   /**
    * How many DataNodes of a pipeline of {@code nodes} the client feeds
    * itself under {@code mode}, as the offer carries it
-   * ({@link UcxWireFields.WriteRequest#feeders}): 0 for all (fan-out), 1
+   * ({@link WriteRequest#feeders}): 0 for all (fan-out), 1
    * for a chain, {@code hybridFeeders} for a hybrid, where a hybrid as wide
    * as the pipeline is a fan-out.
    */

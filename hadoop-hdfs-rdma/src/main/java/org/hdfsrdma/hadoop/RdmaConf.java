@@ -3,6 +3,7 @@ package org.hdfsrdma.hadoop;
 import static org.hdfsrdma.hadoop.HdfsRdmaConfigKeys.*;
 
 import org.apache.hadoop.conf.Configuration;
+import org.hdfsrdma.hadoop.protocol.WriteRequest;
 
 /**
  * hdfs-rdma's settings, read once from a {@link Configuration} into final
@@ -69,10 +70,10 @@ public final class RdmaConf {
     distribution = parsed;
     int feeders = conf.getInt(DFS_CLIENT_RDMA_HYBRID_FEEDERS_KEY,
         DFS_CLIENT_RDMA_HYBRID_FEEDERS_DEFAULT);
-    if (feeders < 1 || feeders > UcxWireFields.WriteRequest.FEEDERS_MASK) {
+    if (feeders < 1 || feeders > WriteRequest.MAX_FEEDERS) {
       UcxRuntime.warnOnce("hybrid-feeders " + feeders, "hdfs-rdma: "
           + DFS_CLIENT_RDMA_HYBRID_FEEDERS_KEY + "=" + feeders + " is outside"
-          + " 1.." + UcxWireFields.WriteRequest.FEEDERS_MASK + "; using "
+          + " 1.." + WriteRequest.MAX_FEEDERS + "; using "
           + DFS_CLIENT_RDMA_HYBRID_FEEDERS_DEFAULT);
       feeders = DFS_CLIENT_RDMA_HYBRID_FEEDERS_DEFAULT;
     }

@@ -31,6 +31,7 @@ import org.hdfsrdma.hadoop.DistributionPolicy.Mode;
 import org.hdfsrdma.hadoop.DistributionPolicy.Outcome;
 import org.hdfsrdma.hadoop.DistributionPolicy.Reach;
 import org.hdfsrdma.hadoop.ProcessCluster.DataNodeProcess;
+import org.hdfsrdma.hadoop.protocol.WriteRequest;
 import org.hdfsrdma.ucx.TransportReport;
 import org.hdfsrdma.ucx.UcxLibrary;
 import org.junit.After;
@@ -125,10 +126,8 @@ public class TestDistributionPolicy {
         HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_HYBRID_FEEDERS_DEFAULT,
         new RdmaConf(conf).hybridFeeders());
 
-    UcxWireFields.WriteRequest request =
-        UcxWireFields.WriteRequest.create(65536, 2);
-    assertEquals(2, UcxWireFields.WriteRequest.decode(request.encode())
-        .feeders());
+    WriteRequest request = WriteRequest.create(65536, 2);
+    assertEquals(2, request.feeders());
   }
 
   private static RdmaConf distribution(String value) {

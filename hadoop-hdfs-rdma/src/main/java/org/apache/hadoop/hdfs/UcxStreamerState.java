@@ -27,9 +27,11 @@ import org.hdfsrdma.hadoop.RdmaConf;
 import org.hdfsrdma.hadoop.SendMemory;
 import org.hdfsrdma.hadoop.ShapeChooser;
 import org.hdfsrdma.hadoop.UcxRuntime;
-import org.hdfsrdma.hadoop.UcxWireFields;
-import org.hdfsrdma.hadoop.UcxWireFields.CommitEntry;
-import org.hdfsrdma.hadoop.UcxWireFields.WriteRequest;
+import org.hdfsrdma.hadoop.compat.CommitListField;
+import org.hdfsrdma.hadoop.compat.WriteBlockOpRewriter;
+import org.hdfsrdma.hadoop.protocol.CommitEntry;
+import org.hdfsrdma.hadoop.protocol.SessionIds;
+import org.hdfsrdma.hadoop.protocol.WriteRequest;
 import org.hdfsrdma.ucx.PacketDescriptor;
 import org.hdfsrdma.ucx.RegionAnnouncement;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
@@ -232,11 +234,11 @@ public final class UcxStreamerState {
     generationStamp = newGS;
     sessionIds = new long[nodes.length];
     for (int i = 0; i < nodes.length; i++) {
-      sessionIds[i] = UcxWireFields.sessionId(token.getPassword(),
+      sessionIds[i] = SessionIds.of(token.getPassword(),
           request.getNonce(), block.getBlockPoolId(), nodes[i].getXferAddr(),
           block.getBlockId(), newGS);
     }
-    return UcxWireFields.opOut(out, request);
+    return WriteBlockOpRewriter.opOut(out, request);
   }
 
   /**
@@ -279,7 +281,7 @@ public final class UcxStreamerState {
     }
     List<CommitEntry> commits;
     try {
-      commits = UcxWireFields.commitsOf(reply);
+      commits = CommitListField.commitsOf(reply);
     } catch (IOException e) {
       LOG.warn("hdfs-rdma: {} on TCP: malformed commit list: {}", block,
           e.getMessage());

@@ -4,6 +4,7 @@ import static org.hdfsrdma.hadoop.compat.WriteBlockOps.bytesField;
 import static org.hdfsrdma.hadoop.protocol.WireSamples.assertIOException;
 import static org.hdfsrdma.hadoop.protocol.WireSamples.commits;
 import static org.hdfsrdma.hadoop.protocol.WireSamples.hostId;
+import static org.hdfsrdma.hadoop.protocol.WireSamples.previousReleaseEntry;
 import static org.hdfsrdma.hadoop.protocol.WireSamples.workerAddress;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
@@ -283,16 +284,12 @@ public class TestCommitListField {
   @Test(timeout = 10000)
   public void testPreviousReleasesFieldIsIgnored() throws IOException {
     byte[] addr = "10.0.0.2:9866".getBytes(StandardCharsets.UTF_8);
-    ByteBuffer v2 = ByteBuffer.allocate(8 + 16 + 2 + addr.length + 2
-        + WORKER.length);
-    v2.putShort((short) 2).putShort((short) 0).putInt(1000).put(hostId(2))
-        .putShort((short) addr.length).put(addr)
-        .putShort((short) WORKER.length).put(WORKER);
     ByteBuffer v1 = ByteBuffer.allocate(6 + addr.length);
     v1.putShort((short) 1).putShort((short) 19866)
         .putShort((short) addr.length).put(addr);
     BlockOpResponseProto old = reply(UnknownFieldSet.Field.newBuilder()
-        .addLengthDelimited(ByteString.copyFrom(v2.array()))
+        .addLengthDelimited(ByteString.copyFrom(previousReleaseEntry(
+            "10.0.0.2:9866", WORKER, 1000, hostId(2))))
         .addLengthDelimited(ByteString.copyFrom(v1.array())).build(),
         OLD_FIELD);
     assertEquals(Collections.emptyList(), CommitListField.commitsOf(old));

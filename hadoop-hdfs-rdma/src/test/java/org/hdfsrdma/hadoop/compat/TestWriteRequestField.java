@@ -9,6 +9,7 @@ import static org.hdfsrdma.hadoop.compat.WriteBlockOps.stripped;
 import static org.hdfsrdma.hadoop.compat.WriteBlockOps.withField;
 import static org.hdfsrdma.hadoop.protocol.WireSamples.NONCE;
 import static org.hdfsrdma.hadoop.protocol.WireSamples.assertIOException;
+import static org.hdfsrdma.hadoop.protocol.WireSamples.previousReleaseRequest;
 import static org.hdfsrdma.hadoop.protocol.WireSamples.request;
 import static org.junit.Assert.assertArrayEquals;
 import static org.junit.Assert.assertEquals;
@@ -17,7 +18,6 @@ import static org.junit.Assert.assertTrue;
 
 import java.io.DataInputStream;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.Collections;
 
@@ -217,18 +217,16 @@ public class TestWriteRequestField {
   @Test(timeout = 10000)
   public void testPreviousReleasesFieldIsIgnored() throws IOException {
     for (int version : new int[] {1, 2}) {
-      ByteBuffer old = ByteBuffer.allocate(24);
-      old.putShort((short) version).putShort((short) 1).putInt(65536)
-          .put(NONCE);
+      byte[] old = previousReleaseRequest(version, NONCE, 65536, 1);
       OpWriteBlockProto op = withField(stockOp(), OLD_FIELD,
-          bytesField(old.array()));
+          bytesField(old));
       assertNull(WriteRequestField.requestOf(op));
       DataInputStream in = afterReadOp(frame(op), 512);
       assertNull(WriteBlockOpPeek.peekWriteRequest(in));
       assertEquals(op, readWriteBlock(in));
       // beside a request of this release, the old field changes nothing
       OpWriteBlockProto both = WriteRequestField.withRequest(op, request());
-      assertArrayEquals(old.array(), both.getUnknownFields()
+      assertArrayEquals(old, both.getUnknownFields()
           .getField(OLD_FIELD).getLengthDelimitedList().get(0)
           .toByteArray());
       assertEquals(request(), WriteRequestField.requestOf(both));

@@ -4,6 +4,8 @@ import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
@@ -52,6 +54,31 @@ public final class WireSamples {
             WireLimits.MAX_WORKER_ADDRESS_BYTES, 3), -1, hostId(3)),
         new CommitEntry("10.0.0.4:9866", workerAddress(64, 4), 1000,
             hostId(4), 1_250_000_000L));
+  }
+
+  /**
+   * A request as the release before the protobuf payloads encoded it, 24
+   * bytes: u16 version (2; 1 was the listener-based release), u16 flags
+   * (feeders in the low four bits), i32 packet size, the nonce.
+   */
+  public static byte[] previousReleaseRequest(int version, byte[] nonce,
+      int packetSize, int flags) {
+    return ByteBuffer.allocate(24).putShort((short) version)
+        .putShort((short) flags).putInt(packetSize).put(nonce).array();
+  }
+
+  /**
+   * A commit entry as the release before the protobuf payloads encoded it
+   * (version 2): u16 version, u16 flags (0), i32 uid, the host id, then
+   * the transfer address and the worker address, each after a u16 length.
+   */
+  public static byte[] previousReleaseEntry(String xferAddr, byte[] worker,
+      int uid, byte[] hostId) {
+    byte[] addr = xferAddr.getBytes(StandardCharsets.UTF_8);
+    return ByteBuffer.allocate(8 + hostId.length + 2 + addr.length + 2
+        + worker.length).putShort((short) 2).putShort((short) 0).putInt(uid)
+        .put(hostId).putShort((short) addr.length).put(addr)
+        .putShort((short) worker.length).put(worker).array();
   }
 
   /**

@@ -25,9 +25,12 @@ import org.hdfsrdma.hadoop.RdmaConf;
 import org.hdfsrdma.hadoop.UcxBlockSession;
 import org.hdfsrdma.hadoop.UcxPacketReceiver;
 import org.hdfsrdma.hadoop.UcxRuntime;
-import org.hdfsrdma.hadoop.UcxWireFields;
-import org.hdfsrdma.hadoop.UcxWireFields.CommitEntry;
-import org.hdfsrdma.hadoop.UcxWireFields.WriteRequest;
+import org.hdfsrdma.hadoop.compat.CommitListField;
+import org.hdfsrdma.hadoop.compat.WriteBlockOpPeek;
+import org.hdfsrdma.hadoop.compat.WriteBlockOpRewriter;
+import org.hdfsrdma.hadoop.protocol.CommitEntry;
+import org.hdfsrdma.hadoop.protocol.SessionIds;
+import org.hdfsrdma.hadoop.protocol.WriteRequest;
 import org.hdfsrdma.ucx.HostIdentity;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -96,7 +99,7 @@ public final class UcxDataNodeWrite {
     WriteRequest request = null;
     if (op == Op.WRITE_BLOCK && UcxRuntime.current() != null) {
       try {
-        request = UcxWireFields.peekWriteRequest(in);
+        request = WriteBlockOpPeek.peekWriteRequest(in);
       } catch (IOException e) {
         // Reading the op itself failed: Hadoop's own read will say so.
         LOG.debug("hdfs-rdma: cannot read the UCX offer of a writeBlock op;"
@@ -128,7 +131,7 @@ public final class UcxDataNodeWrite {
     this.block = block;
     this.tokenPassword = token.getPassword();
     this.generationStamp = generationStamp;
-    long sessionId = UcxWireFields.sessionId(token.getPassword(),
+    long sessionId = SessionIds.of(token.getPassword(),
         request.getNonce(), block.getBlockPoolId(), self, block.getBlockId(),
         generationStamp);
     try {
@@ -173,7 +176,7 @@ public final class UcxDataNodeWrite {
   /** The stream the op goes to the mirror on, offering UCX if we can. */
   public DataOutputStream relayOut(DataOutputStream mirrorOut) {
     return session == null ? mirrorOut
-        : UcxWireFields.opOut(mirrorOut, request);
+        : WriteBlockOpRewriter.opOut(mirrorOut, request);
   }
 
   /** The mirror's reply to the op. */
@@ -182,7 +185,7 @@ public final class UcxDataNodeWrite {
       return;
     }
     try {
-      downstream = UcxWireFields.commitsOf(ack);
+      downstream = CommitListField.commitsOf(ack);
     } catch (IOException e) {
       BAD_COMMITS.warn("hdfs-rdma: malformed commit list from the mirror of "
           + session.description() + ": " + e.getMessage());
@@ -237,14 +240,14 @@ public final class UcxDataNodeWrite {
         socket, self, runtime.dataNodeTimes());
     if (fed != null) {
       packets.feed(new PacketForwarder(runtime, self, fed.getXferAddr(),
-          fed.getWorkerAddress(), UcxWireFields.sessionId(tokenPassword,
+          fed.getWorkerAddress(), SessionIds.of(tokenPassword,
               request.getNonce(), block.getBlockPoolId(), fed.getXferAddr(),
               block.getBlockId(), generationStamp), block.getBlockId(),
           generationStamp, session.description()));
     }
     receiver.setPacketReceiver(packets);
     committed = true;
-    return UcxWireFields.withCommits(reply, entries);
+    return CommitListField.withCommits(reply, entries);
   }
 
   /**
