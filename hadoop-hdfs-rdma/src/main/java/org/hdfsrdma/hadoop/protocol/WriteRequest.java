@@ -26,7 +26,10 @@ public final class WriteRequest {
   /** Length of the nonce R in bytes (128 bits). */
   public static final int NONCE_LENGTH = 16;
 
-  /** Most feeders a request names (the four bits older releases had). */
+  /**
+   * Most feeders a request names: what the previous release's four flag
+   * bits held, more than any real pipeline's length.
+   */
   public static final int MAX_FEEDERS = 15;
 
   private static final SecureRandom RANDOM = new SecureRandom();
