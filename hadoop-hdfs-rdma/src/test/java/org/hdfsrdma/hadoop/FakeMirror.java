@@ -11,7 +11,7 @@ import java.net.Socket;
 
 import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.BlockOpResponseProto;
 import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.OpWriteBlockProto;
-import org.hdfsrdma.hadoop.protocol.UcxWireFields;
+import org.hdfsrdma.hadoop.compat.WriteRequestField;
 
 /**
  * A DataNode that is no DataNode: accepts the writeBlock op a real
@@ -49,7 +49,7 @@ final class FakeMirror implements Closeable {
         in.readShort(); // data transfer version
         in.readByte(); // op
         OpWriteBlockProto op = OpWriteBlockProto.parseDelimitedFrom(in);
-        sawOffer = UcxWireFields.requestOf(op) != null;
+        sawOffer = WriteRequestField.requestOf(op) != null;
         OutputStream out = s.getOutputStream();
         reply.writeDelimitedTo(out);
         out.flush();

@@ -21,9 +21,11 @@ import org.apache.hadoop.hdfs.security.token.block.BlockTokenIdentifier;
 import org.apache.hadoop.hdfs.server.datanode.CachingStrategy;
 import org.apache.hadoop.security.token.Token;
 import org.apache.hadoop.util.DataChecksum;
-import org.hdfsrdma.hadoop.protocol.UcxWireFields.CommitEntry;
-import org.hdfsrdma.hadoop.protocol.UcxWireFields.WriteRequest;
-import org.hdfsrdma.hadoop.protocol.UcxWireFields;
+import org.hdfsrdma.hadoop.compat.CommitListField;
+import org.hdfsrdma.hadoop.compat.WriteBlockOpRewriter;
+import org.hdfsrdma.hadoop.protocol.CommitEntry;
+import org.hdfsrdma.hadoop.protocol.SessionIds;
+import org.hdfsrdma.hadoop.protocol.WriteRequest;
 
 /**
  * A writer that speaks Hadoop's data-transfer protocol by hand: one
@@ -66,7 +68,7 @@ final class RogueWriter implements Closeable {
     System.arraycopy(mirrors, 0, pipeline, 1, mirrors.length);
     StorageType[] storage = new StorageType[pipeline.length];
     Arrays.fill(storage, StorageType.DEFAULT);
-    new Sender(UcxWireFields.opOut(out, request)).writeBlock(block,
+    new Sender(WriteBlockOpRewriter.opOut(out, request)).writeBlock(block,
         StorageType.DEFAULT, NO_TOKEN, "rogue-writer", pipeline, storage,
         null, BlockConstructionStage.PIPELINE_SETUP_CREATE,
         pipeline.length, 0, 0, generationStamp,
@@ -74,7 +76,7 @@ final class RogueWriter implements Closeable {
         CachingStrategy.newDefaultStrategy(), false, false, null);
     out.flush();
     reply = BlockOpResponseProto.parseFrom(PBHelperClient.vintPrefixed(in));
-    commits = UcxWireFields.commitsOf(reply);
+    commits = CommitListField.commitsOf(reply);
   }
 
   /** Sends raw bytes as the op (anything: the offer is in there). */
@@ -97,7 +99,7 @@ final class RogueWriter implements Closeable {
 
   /** The session id the DataNode opened for this block, as the writer knows it. */
   long sessionId(WriteRequest request, String dataNodeXferAddr) {
-    return UcxWireFields.sessionId(null, request.getNonce(),
+    return SessionIds.of(null, request.getNonce(),
         block.getBlockPoolId(), dataNodeXferAddr, block.getBlockId(),
         block.getGenerationStamp());
   }

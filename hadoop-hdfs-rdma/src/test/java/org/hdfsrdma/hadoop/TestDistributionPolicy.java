@@ -33,7 +33,7 @@ import org.hdfsrdma.hadoop.conf.DistributionMode;
 import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
 import org.hdfsrdma.hadoop.conf.RdmaConf;
 import org.hdfsrdma.hadoop.metrics.PipelineOutcome;
-import org.hdfsrdma.hadoop.protocol.UcxWireFields;
+import org.hdfsrdma.hadoop.protocol.WriteRequest;
 import org.hdfsrdma.hadoop.runtime.LocalDataNodeMarker;
 import org.hdfsrdma.hadoop.runtime.Reach;
 import org.hdfsrdma.hadoop.runtime.UcxRuntime;
@@ -132,10 +132,8 @@ public class TestDistributionPolicy {
         HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_HYBRID_FEEDERS_DEFAULT,
         new RdmaConf(conf).hybridFeeders());
 
-    UcxWireFields.WriteRequest request =
-        UcxWireFields.WriteRequest.create(65536, 2);
-    assertEquals(2, UcxWireFields.WriteRequest.decode(request.encode())
-        .feeders());
+    WriteRequest request = WriteRequest.create(65536, 2);
+    assertEquals(2, request.feeders());
   }
 
   private static RdmaConf distribution(String value) {

@@ -26,7 +26,7 @@ import org.apache.hadoop.test.GenericTestUtils;
 import org.hdfsrdma.hadoop.ProcessCluster.DataNodeProcess;
 import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
 import org.hdfsrdma.hadoop.datanode.DataNodeServer;
-import org.hdfsrdma.hadoop.protocol.UcxWireFields.WriteRequest;
+import org.hdfsrdma.hadoop.protocol.WriteRequest;
 import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.ucx.HelloMessage;
 import org.hdfsrdma.ucx.PacketDescriptor;
@@ -649,13 +649,13 @@ public class TestHostilePeers {
   public void testHostileOffers() throws Exception {
     int endToEnd = 0;
     for (int i = 0; i < OPS; i++) {
-      byte[] op = UcxWireFieldsFuzz.writeBlockOp(blockPoolId, newBlockId(),
-          UcxWireFieldsFuzz.hostileOffer(random));
+      byte[] op = NegotiationFuzz.writeBlockOp(blockPoolId, newBlockId(),
+          NegotiationFuzz.hostileOffer(random));
       RogueWriter.sendRawOp(dnAddress, op);
       endToEnd++;
     }
     assertTrue("DataNode JVM died", dn.process.isAlive());
-    int generated = UcxWireFieldsFuzz.peekGeneratedOffers(random, CASES);
+    int generated = NegotiationFuzz.peekGeneratedOffers(random, CASES);
     logCases("hostile offers end to end", endToEnd);
     logCases("hostile offers through the offer reader", generated);
   }
@@ -675,7 +675,7 @@ public class TestHostilePeers {
     try (FakeMirror mirror = new FakeMirror()) {
       for (int i = 0; i < 300; i++) {
         WriteRequest request = WriteRequest.create(65536, 0);
-        mirror.reply = UcxWireFieldsFuzz.hostileCommits(random,
+        mirror.reply = NegotiationFuzz.hostileCommits(random,
             mirror.xferAddress());
         try (RogueWriter w = new RogueWriter(dnAddress, blockPoolId,
             newBlockId(), 1001L, request,
@@ -688,7 +688,7 @@ public class TestHostilePeers {
       }
     }
     assertTrue("DataNode JVM died", dn.process.isAlive());
-    int generated = UcxWireFieldsFuzz.parseGeneratedCommits(random, CASES);
+    int generated = NegotiationFuzz.parseGeneratedCommits(random, CASES);
     logCases("hostile commit lists end to end", endToEnd);
     logCases("hostile commit lists through the parser", generated);
   }

@@ -20,15 +20,17 @@ import org.apache.hadoop.security.token.Token;
 import org.hdfsrdma.hadoop.client.DistributionPolicy;
 import org.hdfsrdma.hadoop.client.ShapeChooser;
 import org.hdfsrdma.hadoop.client.UcxClients;
+import org.hdfsrdma.hadoop.compat.CommitListField;
+import org.hdfsrdma.hadoop.compat.WriteBlockOpRewriter;
 import org.hdfsrdma.hadoop.conf.DistributionMode;
 import org.hdfsrdma.hadoop.conf.RdmaConf;
 import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes;
 import org.hdfsrdma.hadoop.metrics.PipelineOutcome;
 import org.hdfsrdma.hadoop.metrics.UcxJvmMetrics;
 import org.hdfsrdma.hadoop.metrics.WriterCounters;
-import org.hdfsrdma.hadoop.protocol.UcxWireFields.CommitEntry;
-import org.hdfsrdma.hadoop.protocol.UcxWireFields.WriteRequest;
-import org.hdfsrdma.hadoop.protocol.UcxWireFields;
+import org.hdfsrdma.hadoop.protocol.CommitEntry;
+import org.hdfsrdma.hadoop.protocol.SessionIds;
+import org.hdfsrdma.hadoop.protocol.WriteRequest;
 import org.hdfsrdma.hadoop.runtime.Reach;
 import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.hadoop.sender.AnnouncedRegions;
@@ -238,11 +240,11 @@ public final class UcxStreamerState {
     generationStamp = newGS;
     sessionIds = new long[nodes.length];
     for (int i = 0; i < nodes.length; i++) {
-      sessionIds[i] = UcxWireFields.sessionId(token.getPassword(),
+      sessionIds[i] = SessionIds.of(token.getPassword(),
           request.getNonce(), block.getBlockPoolId(), nodes[i].getXferAddr(),
           block.getBlockId(), newGS);
     }
-    return UcxWireFields.opOut(out, request);
+    return WriteBlockOpRewriter.opOut(out, request);
   }
 
   /**
@@ -285,7 +287,7 @@ public final class UcxStreamerState {
     }
     List<CommitEntry> commits;
     try {
-      commits = UcxWireFields.commitsOf(reply);
+      commits = CommitListField.commitsOf(reply);
     } catch (IOException e) {
       LOG.warn("hdfs-rdma: {} on TCP: malformed commit list: {}", block,
           e.getMessage());

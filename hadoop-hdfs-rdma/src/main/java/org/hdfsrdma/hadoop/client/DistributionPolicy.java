@@ -4,7 +4,7 @@ import org.hdfsrdma.hadoop.conf.DistributionMode;
 import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
 import org.hdfsrdma.hadoop.conf.RdmaConf;
 import org.hdfsrdma.hadoop.metrics.PipelineOutcome;
-import org.hdfsrdma.hadoop.protocol.UcxWireFields;
+import org.hdfsrdma.hadoop.protocol.WriteRequest;
 import org.hdfsrdma.hadoop.runtime.LocalDataNodeMarker;
 import org.hdfsrdma.hadoop.runtime.Reach;
 
@@ -45,7 +45,7 @@ public final class DistributionPolicy {
   /**
    * How many DataNodes of a pipeline of {@code nodes} the client feeds
    * itself under {@code mode}, as the offer carries it
-   * ({@link UcxWireFields.WriteRequest#feeders}): 0 for all (fan-out), 1
+   * ({@link WriteRequest#feeders}): 0 for all (fan-out), 1
    * for a chain, {@code hybridFeeders} for a hybrid, where a hybrid as wide
    * as the pipeline is a fan-out.
    */

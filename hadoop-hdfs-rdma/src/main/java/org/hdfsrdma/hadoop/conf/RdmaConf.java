@@ -3,7 +3,7 @@ package org.hdfsrdma.hadoop.conf;
 import static org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys.*;
 
 import org.apache.hadoop.conf.Configuration;
-import org.hdfsrdma.hadoop.protocol.UcxWireFields;
+import org.hdfsrdma.hadoop.protocol.WriteRequest;
 import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.hadoop.util.LogOnce;
 
@@ -72,10 +72,10 @@ public final class RdmaConf {
     distribution = parsed;
     int feeders = conf.getInt(DFS_CLIENT_RDMA_HYBRID_FEEDERS_KEY,
         DFS_CLIENT_RDMA_HYBRID_FEEDERS_DEFAULT);
-    if (feeders < 1 || feeders > UcxWireFields.WriteRequest.FEEDERS_MASK) {
+    if (feeders < 1 || feeders > WriteRequest.MAX_FEEDERS) {
       LogOnce.warn("hybrid-feeders " + feeders, "hdfs-rdma: "
           + DFS_CLIENT_RDMA_HYBRID_FEEDERS_KEY + "=" + feeders + " is outside"
-          + " 1.." + UcxWireFields.WriteRequest.FEEDERS_MASK + "; using "
+          + " 1.." + WriteRequest.MAX_FEEDERS + "; using "
           + DFS_CLIENT_RDMA_HYBRID_FEEDERS_DEFAULT);
       feeders = DFS_CLIENT_RDMA_HYBRID_FEEDERS_DEFAULT;
     }

@@ -12,7 +12,7 @@ import java.util.concurrent.locks.LockSupport;
 
 import org.hdfsrdma.hadoop.metrics.UcxDataNodeMetrics;
 import org.hdfsrdma.hadoop.metrics.WriterCounters;
-import org.hdfsrdma.hadoop.protocol.UcxWireFields.CommitEntry;
+import org.hdfsrdma.hadoop.protocol.CommitEntry;
 import org.hdfsrdma.hadoop.runtime.Reach;
 import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.hadoop.sender.AnnouncedRegions;

@@ -5,7 +5,7 @@ import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
-import org.hdfsrdma.hadoop.protocol.UcxWireFields;
+import org.hdfsrdma.hadoop.protocol.SessionIds;
 import org.hdfsrdma.hadoop.util.RateLimitedLog;
 import org.hdfsrdma.ucx.HelloMessage;
 import org.hdfsrdma.ucx.MalformedDescriptorException;
@@ -31,8 +31,8 @@ import com.google.common.cache.CacheBuilder;
  *
  * <p>Nothing is accepted that does not name an open session: session ids
  * are an HMAC only the authenticated client and the DataNode can compute
- * ({@link UcxWireFields#sessionId}), so a forged or stale descriptor is
- * dropped and counted. Rejections are counted and logged at most once per
+ * ({@link SessionIds#of}), so a forged or stale descriptor is dropped and
+ * counted. Rejections are counted and logged at most once per
  * {@link RateLimitedLog#INTERVAL_MS} per peer endpoint, with the count of
  * what was suppressed.
  */

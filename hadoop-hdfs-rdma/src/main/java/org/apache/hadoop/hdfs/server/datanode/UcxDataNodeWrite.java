@@ -20,15 +20,18 @@ import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.Status;
 import org.apache.hadoop.hdfs.security.token.block.BlockTokenIdentifier;
 import org.apache.hadoop.net.SocketInputStream;
 import org.apache.hadoop.security.token.Token;
+import org.hdfsrdma.hadoop.compat.CommitListField;
+import org.hdfsrdma.hadoop.compat.WriteBlockOpPeek;
+import org.hdfsrdma.hadoop.compat.WriteBlockOpRewriter;
 import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
 import org.hdfsrdma.hadoop.conf.RdmaConf;
 import org.hdfsrdma.hadoop.datanode.PacketFetcher;
 import org.hdfsrdma.hadoop.datanode.PacketForwarder;
 import org.hdfsrdma.hadoop.datanode.UcxBlockSession;
 import org.hdfsrdma.hadoop.datanode.UcxDataNode;
-import org.hdfsrdma.hadoop.protocol.UcxWireFields.CommitEntry;
-import org.hdfsrdma.hadoop.protocol.UcxWireFields.WriteRequest;
-import org.hdfsrdma.hadoop.protocol.UcxWireFields;
+import org.hdfsrdma.hadoop.protocol.CommitEntry;
+import org.hdfsrdma.hadoop.protocol.SessionIds;
+import org.hdfsrdma.hadoop.protocol.WriteRequest;
 import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.hadoop.util.LogOnce;
 import org.hdfsrdma.hadoop.util.RateLimitedLog;
@@ -101,7 +104,7 @@ public final class UcxDataNodeWrite {
     WriteRequest request = null;
     if (op == Op.WRITE_BLOCK && UcxRuntime.current() != null) {
       try {
-        request = UcxWireFields.peekWriteRequest(in);
+        request = WriteBlockOpPeek.peekWriteRequest(in);
       } catch (IOException e) {
         // Reading the op itself failed: Hadoop's own read will say so.
         LOG.debug("hdfs-rdma: cannot read the UCX offer of a writeBlock op;"
@@ -133,7 +136,7 @@ public final class UcxDataNodeWrite {
     this.block = block;
     this.tokenPassword = token.getPassword();
     this.generationStamp = generationStamp;
-    long sessionId = UcxWireFields.sessionId(token.getPassword(),
+    long sessionId = SessionIds.of(token.getPassword(),
         request.getNonce(), block.getBlockPoolId(), self, block.getBlockId(),
         generationStamp);
     try {
@@ -176,7 +179,7 @@ public final class UcxDataNodeWrite {
   /** The stream the op goes to the mirror on, offering UCX if we can. */
   public DataOutputStream relayOut(DataOutputStream mirrorOut) {
     return session == null ? mirrorOut
-        : UcxWireFields.opOut(mirrorOut, request);
+        : WriteBlockOpRewriter.opOut(mirrorOut, request);
   }
 
   /** The mirror's reply to the op. */
@@ -185,7 +188,7 @@ public final class UcxDataNodeWrite {
       return;
     }
     try {
-      downstream = UcxWireFields.commitsOf(ack);
+      downstream = CommitListField.commitsOf(ack);
     } catch (IOException e) {
       BAD_COMMITS.warn("hdfs-rdma: malformed commit list from the mirror of "
           + session.description() + ": " + e.getMessage());
@@ -240,14 +243,14 @@ public final class UcxDataNodeWrite {
     PacketFetcher packets = new PacketFetcher(session, dn, watchable(socket));
     if (fed != null) {
       packets.feed(new PacketForwarder(dn, fed.getXferAddr(),
-          fed.getWorkerAddress(), UcxWireFields.sessionId(tokenPassword,
+          fed.getWorkerAddress(), SessionIds.of(tokenPassword,
               request.getNonce(), block.getBlockPoolId(), fed.getXferAddr(),
               block.getBlockId(), generationStamp), block.getBlockId(),
           generationStamp, session.description()));
     }
     receiver.setPacketReceiver(new UcxPacketReceiver(packets));
     committed = true;
-    return UcxWireFields.withCommits(reply, entries);
+    return CommitListField.withCommits(reply, entries);
   }
 
   /** The raw channel under Hadoop's socket stream, if it can be polled. */

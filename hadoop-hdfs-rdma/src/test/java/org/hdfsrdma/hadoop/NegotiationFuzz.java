@@ -6,7 +6,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
@@ -22,9 +21,14 @@ import org.apache.hadoop.hdfs.security.token.block.BlockTokenIdentifier;
 import org.apache.hadoop.hdfs.server.datanode.CachingStrategy;
 import org.apache.hadoop.security.token.Token;
 import org.apache.hadoop.util.DataChecksum;
-import org.hdfsrdma.hadoop.protocol.UcxWireFields.CommitEntry;
-import org.hdfsrdma.hadoop.protocol.UcxWireFields.WriteRequest;
-import org.hdfsrdma.hadoop.protocol.UcxWireFields;
+import org.hdfsrdma.hadoop.compat.CommitListField;
+import org.hdfsrdma.hadoop.compat.WriteBlockOpPeek;
+import org.hdfsrdma.hadoop.compat.WriteRequestField;
+import org.hdfsrdma.hadoop.compat.proto.HdfsRdmaProtos.CommitEntryProto;
+import org.hdfsrdma.hadoop.compat.proto.HdfsRdmaProtos.WriteRequestProto;
+import org.hdfsrdma.hadoop.protocol.CommitEntry;
+import org.hdfsrdma.hadoop.protocol.WireLimits;
+import org.hdfsrdma.hadoop.protocol.WireSamples;
 
 import com.google.protobuf.ByteString;
 import com.google.protobuf.CodedInputStream;
@@ -37,31 +41,36 @@ import com.google.protobuf.WireFormat;
  * its writeBlock op and a mirror in its reply, in every shape but a valid
  * one, and drivers that run them through the real readers.
  */
-final class UcxWireFieldsFuzz {
+final class NegotiationFuzz {
 
-  private UcxWireFieldsFuzz() {
+  private NegotiationFuzz() {
   }
 
   /**
-   * Protobuf bytes for field {@link UcxWireFields#WRITE_REQUEST_FIELD}
-   * that are not one valid offer: random payloads, flipped bits of a real
-   * one, other wire types, other versions, out-of-range values, the field
-   * twice, a length running past the op.
+   * Protobuf bytes for field {@link WriteRequestField#NUMBER} that are not
+   * one valid offer: random payloads, flipped bits of a real one, other
+   * wire types, the previous release's field, values missing or out of
+   * range, the field twice (a bad one last), a length running past the op,
+   * a packet size no DataNode takes.
    */
   static byte[] hostileOffer(Random r) throws IOException {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     CodedOutputStream c = CodedOutputStream.newInstance(bytes);
-    int f = UcxWireFields.WRITE_REQUEST_FIELD;
-    byte[] valid = WriteRequest.create(65536, 0).encode();
-    switch (r.nextInt(10)) {
+    int f = WriteRequestField.NUMBER;
+    byte[] nonce = new byte[16];
+    r.nextBytes(nonce);
+    WriteRequestProto valid = WriteRequestProto.newBuilder()
+        .setNonce(ByteString.copyFrom(nonce)).setPacketSize(65536)
+        .setFeeders(0).build();
+    switch (r.nextInt(11)) {
       case 0:
         byte[] junk = new byte[r.nextInt(65)];
         r.nextBytes(junk);
         c.writeBytes(f, ByteString.copyFrom(junk));
         break;
       case 1:
-        byte[] flipped = valid.clone();
-        int bit = r.nextInt(32); // version, flags, packet size
+        byte[] flipped = valid.toByteArray();
+        int bit = r.nextInt(flipped.length * 8);
         flipped[bit / 8] ^= (byte) (1 << (bit % 8));
         c.writeBytes(f, ByteString.copyFrom(flipped));
         break;
@@ -75,28 +84,43 @@ final class UcxWireFieldsFuzz {
         c.writeFixed32(f, r.nextInt());
         break;
       case 5:
-        byte[] v1 = valid.clone();
-        v1[0] = 0;
-        v1[1] = 1;
-        c.writeBytes(f, ByteString.copyFrom(v1));
+        c.writeBytes(5151, ByteString.copyFrom(
+            WireSamples.previousReleaseRequest(2, nonce, 65536, 0)));
         break;
       case 6:
-        ByteBuffer b = ByteBuffer.wrap(valid.clone());
-        b.putInt(4, r.nextBoolean() ? -r.nextInt(Integer.MAX_VALUE) : 0);
-        c.writeBytes(f, ByteString.copyFrom(b.array()));
+        c.writeBytes(f, valid.toBuilder().setPacketSize(
+            r.nextBoolean() ? -r.nextInt(Integer.MAX_VALUE) : 0)
+            .build().toByteString());
         break;
       case 7:
-        c.writeBytes(f, ByteString.copyFrom(valid));
+        c.writeBytes(f, valid.toByteString());
         c.writeBytes(f, ByteString.copyFrom(new byte[r.nextInt(30)]));
         break;
       case 8:
         c.writeTag(f, WireFormat.WIRETYPE_LENGTH_DELIMITED);
         c.writeRawVarint32(1000 + r.nextInt(100_000));
         break;
+      case 9:
+        WriteRequestProto.Builder bad = valid.toBuilder();
+        switch (r.nextInt(4)) {
+          case 0:
+            bad.clear();
+            break;
+          case 1:
+            bad.setFeeders(16 + r.nextInt(Integer.MAX_VALUE - 16));
+            break;
+          case 2:
+            bad.setNonce(ByteString.copyFrom(new byte[r.nextInt(16)]));
+            break;
+          default:
+            bad.setNonce(ByteString.copyFrom(new byte[17 + r.nextInt(100)]));
+        }
+        c.writeBytes(f, bad.build().toByteString());
+        break;
       default:
-        ByteBuffer big = ByteBuffer.wrap(valid.clone());
-        big.putInt(4, 16 * 1024 * 1024); // more than a DataNode takes
-        c.writeBytes(f, ByteString.copyFrom(big.array()));
+        // more than a DataNode takes
+        c.writeBytes(f, valid.toBuilder().setPacketSize(16 * 1024 * 1024)
+            .build().toByteString());
     }
     c.flush();
     return bytes.toByteArray();
@@ -133,9 +157,10 @@ final class UcxWireFieldsFuzz {
 
   /**
    * Runs {@code n} generated ops (hostile offers, and flipped bits of whole
-   * ops) through {@link UcxWireFields#peekWriteRequest} as DataXceiver
-   * calls it: it must return null or a valid request, throw nothing else
-   * than IOException, and leave the stream where it was.
+   * ops) through {@link WriteBlockOpPeek#peekWriteRequest} as DataXceiver
+   * calls it: it must return null or a request (whose constructor checked
+   * every value), throw nothing else than IOException, and leave the
+   * stream where it was.
    *
    * @return the number of ops run
    */
@@ -150,11 +175,7 @@ final class UcxWireFieldsFuzz {
       DataInputStream in = new DataInputStream(new BufferedInputStream(
           new ByteArrayInputStream(after)));
       try {
-        WriteRequest request = UcxWireFields.peekWriteRequest(in);
-        if (request != null && request.getVersion()
-            != WriteRequest.VERSION) {
-          throw new AssertionError("accepted " + request);
-        }
+        WriteBlockOpPeek.peekWriteRequest(in);
       } catch (IOException e) {
         // a read failure: Hadoop's own parse would fail the same way
       }
@@ -181,14 +202,19 @@ final class UcxWireFieldsFuzz {
     CommitEntry other = new CommitEntry("10.0.0." + r.nextInt(255) + ":"
         + (1 + r.nextInt(65535)), worker, 0, host);
     CommitEntry own = new CommitEntry(mirrorXferAddr, worker, 0, host);
+    CommitEntryProto.Builder ownProto = CommitEntryProto.newBuilder()
+        .setXferAddr(mirrorXferAddr)
+        .setWorkerAddress(ByteString.copyFrom(worker)).setUid(0)
+        .setHostId(ByteString.copyFrom(host));
     UnknownFieldSet.Field.Builder field = UnknownFieldSet.Field.newBuilder();
+    int number = CommitListField.NUMBER;
     switch (r.nextInt(8)) {
       case 0:
         return b.build(); // committed nothing
       case 1:
-        return UcxWireFields.withCommits(b, Arrays.asList(other)).build();
+        return CommitListField.withCommits(b, Arrays.asList(other)).build();
       case 2:
-        return UcxWireFields.withCommits(b, Arrays.asList(own, other))
+        return CommitListField.withCommits(b, Arrays.asList(own, other))
             .build();
       case 3:
         byte[] junk = new byte[r.nextInt(200)];
@@ -196,30 +222,60 @@ final class UcxWireFieldsFuzz {
         field.addLengthDelimited(ByteString.copyFrom(junk));
         break;
       case 4:
-        byte[] v1 = own.encode();
-        v1[1] = 1;
-        field.addLengthDelimited(ByteString.copyFrom(v1));
+        number = 5152; // the previous release's field
+        field.addLengthDelimited(ByteString.copyFrom(
+            WireSamples.previousReleaseEntry(mirrorXferAddr, worker, 0,
+                host)));
         break;
       case 5:
-        byte[] flagged = own.encode();
-        flagged[3] = (byte) (1 + r.nextInt(255));
-        field.addLengthDelimited(ByteString.copyFrom(flagged));
+        switch (r.nextInt(4)) {
+          case 0:
+            ownProto.clearXferAddr();
+            break;
+          case 1:
+            ownProto.clearWorkerAddress();
+            break;
+          case 2:
+            ownProto.clearUid();
+            break;
+          default:
+            ownProto.clearHostId();
+        }
+        field.addLengthDelimited(ownProto.build().toByteString());
         break;
       case 6:
         field.addVarint(r.nextLong());
         break;
       default:
-        byte[] trailing = Arrays.copyOf(own.encode(), own.encode().length
-            + 1 + r.nextInt(8));
-        field.addLengthDelimited(ByteString.copyFrom(trailing));
+        ByteString payload;
+        switch (r.nextInt(4)) {
+          case 0:
+            payload = ownProto.setHostId(ByteString.copyFrom(
+                new byte[r.nextInt(16)])).build().toByteString();
+            break;
+          case 1:
+            payload = ownProto.setWorkerAddress(ByteString.copyFrom(new byte[
+                WireLimits.MAX_WORKER_ADDRESS_BYTES + 1 + r.nextInt(8)]))
+                .build().toByteString();
+            break;
+          case 2:
+            payload = ownProto.setIngestBytesPerSecond(-1 - r.nextInt(1000))
+                .build().toByteString();
+            break;
+          default:
+            // cut inside its last field, the host id
+            ByteString whole = ownProto.build().toByteString();
+            payload = whole.substring(0, whole.size() - 1 - r.nextInt(16));
+        }
+        field.addLengthDelimited(payload);
     }
     return b.setUnknownFields(UnknownFieldSet.newBuilder()
-        .addField(UcxWireFields.COMMIT_FIELD, field.build()).build()).build();
+        .addField(number, field.build()).build()).build();
   }
 
   /**
    * Runs {@code n} generated replies (hostile lists and random field
-   * contents) through {@link UcxWireFields#commitsOf}: a list of well-formed
+   * contents) through {@link CommitListField#commitsOf}: a list of well-formed
    * entries or an IOException, nothing else.
    *
    * @return the number of replies parsed
@@ -238,8 +294,8 @@ final class UcxWireFieldsFuzz {
         }
       }
       try {
-        List<CommitEntry> entries = UcxWireFields.commitsOf(reply);
-        if (entries.size() > UcxWireFields.MAX_COMMIT_ENTRIES) {
+        List<CommitEntry> entries = CommitListField.commitsOf(reply);
+        if (entries.size() > WireLimits.MAX_COMMIT_ENTRIES) {
           throw new AssertionError(entries.size() + " entries");
         }
       } catch (IOException refused) {
