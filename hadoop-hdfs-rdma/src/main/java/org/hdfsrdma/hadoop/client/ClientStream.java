@@ -1,0 +1,416 @@
+package org.hdfsrdma.hadoop.client;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.apache.hadoop.conf.Configuration;
+import org.hdfsrdma.hadoop.conf.DistributionMode;
+import org.hdfsrdma.hadoop.conf.RdmaConf;
+import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes;
+import org.hdfsrdma.hadoop.metrics.PipelineOutcome;
+import org.hdfsrdma.hadoop.protocol.CommitEntry;
+import org.hdfsrdma.hadoop.protocol.SessionIds;
+import org.hdfsrdma.hadoop.protocol.WriteRequest;
+import org.hdfsrdma.hadoop.runtime.Reach;
+import org.hdfsrdma.hadoop.runtime.UcxRuntime;
+import org.hdfsrdma.hadoop.util.LogOnce;
+import org.hdfsrdma.ucx.RegisteredBufferPool;
+import org.hdfsrdma.ucx.UcxEndpoint;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The UCX side of one writer stream (one DataStreamer), the same for every
+ * Hadoop release: offers each pipeline the UCX data path, learns from
+ * DataNode 1's commit list whether every node committed and can be
+ * reached, and then sends each packet as a descriptor to every node the
+ * client feeds ({@link DescriptorSender}) instead of writing its bytes
+ * down the socket. Every DataNode fetches the packet from this client's
+ * registered memory itself, or from the DataNode feeding it.
+ *
+ * <p>Pipelines where UCX cannot serve (a DataNode that did not commit, one
+ * that shared memory cannot reach and no RDMA device can, a connection
+ * that failed lately) or should not ({@link DistributionPolicy}: a
+ * DataNode whose gets the client's CPU would serve) run exactly as stock,
+ * over TCP. Everything here is decided once per pipeline set-up; per
+ * packet only {@link #send} runs.
+ */
+public final class ClientStream {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ClientStream.class);
+
+  /**
+   * Heartbeats in flight at most: with Hadoop's 80 packets in flight they
+   * stay well inside a DataNode's queue of 128.
+   */
+  private static final int MAX_HEARTBEATS_IN_FLIGHT = 8;
+
+  /** What became of one packet handed to {@link #send}. */
+  public enum Sent {
+    /** The pipeline is on TCP: the caller writes the packet's bytes. */
+    ON_TCP,
+    /** Described to every node the client feeds. */
+    DESCRIBED,
+    /** Not described: a heartbeat too many, or the pipeline failed. */
+    NOT_DESCRIBED
+  }
+
+  private final UcxRuntime runtime;
+  private final RdmaConf conf;
+  private final RegisteredBufferPool pool;
+  private final DescriptorSender sender;
+  /** Heartbeats sent on this pipeline whose acks did not come back yet. */
+  private final AtomicInteger heartbeatsInFlight = new AtomicInteger();
+
+  // The pipeline being set up, then running.
+  private WriteRequest request;
+  private String block;
+  private String[] nodes;
+  private String[] nodeNames;
+  private long blockId;
+  private long generationStamp;
+  private long[] sessionIds;
+  /** How many DataNodes this client feeds; the rest are fed by those. */
+  private int fed;
+  private boolean active;
+  private long tcpOnlyBlockId = Long.MIN_VALUE;
+
+  private ClientStream(UcxRuntime runtime, RdmaConf conf,
+      RegisteredBufferPool pool, PipelineFailures failures) {
+    this.runtime = runtime;
+    this.conf = conf;
+    this.pool = pool;
+    this.sender = new DescriptorSender(runtime.worker(), pool, failures,
+        conf.connectTimeoutMs());
+  }
+
+  /**
+   * The UCX side of a new stream of a client with {@code clientConf}, or
+   * null when the stream writes over TCP (UCX off, unwanted or not
+   * startable here; each reason logged once). Decided once, here, for
+   * every packet of the stream.
+   *
+   * @param writePacketSize the client's dfs.client-write-packet-size
+   * @param failures where a node that takes no descriptor is reported
+   */
+  public static ClientStream open(Configuration clientConf,
+      int writePacketSize, PipelineFailures failures) {
+    if (!UcxClients.wanted(clientConf)) {
+      return null;
+    }
+    RdmaConf rdma = new RdmaConf(clientConf);
+    UcxRuntime runtime = UcxClients.runtimeFor(clientConf, rdma);
+    if (runtime == null) {
+      return null;
+    }
+    RegisteredBufferPool pool;
+    try {
+      pool = runtime.pools().client(writePacketSize);
+    } catch (RuntimeException e) {
+      LogOnce.info("client-pool", "hdfs-rdma: no registered buffer pool,"
+          + " writes stay on TCP: " + e.getMessage());
+      return null;
+    }
+    return new ClientStream(runtime, rdma, pool, failures);
+  }
+
+  /** The pool this stream's packets are leased from. */
+  public RegisteredBufferPool pool() {
+    return pool;
+  }
+
+  /** How long a writer waits for a registered packet buffer. */
+  public long bufferWaitMs() {
+    return conf.bufferWaitMs();
+  }
+
+  /** The client's phase timers, or null when they are off. */
+  public PacketPhaseTimes times() {
+    return runtime.metrics().clientTimes();
+  }
+
+  /** True while the current pipeline moves packets over UCX. */
+  public boolean isActive() {
+    return active;
+  }
+
+  /** Whether a pipeline offered UCX and waits for its commit list. */
+  public boolean awaitsCommits() {
+    return request != null;
+  }
+
+  /**
+   * The request to offer a new pipeline in its writeBlock op, or null when
+   * it stays on TCP. Called once per pipeline set-up.
+   *
+   * @param block the block, for messages
+   * @param nodes the pipeline's DataNodes by transfer address
+   * @param nodeNames the same, as Hadoop names them in messages
+   * @param tokenPassword the block token's password (keys session ids)
+   */
+  public WriteRequest offer(String block, String[] nodes, String[] nodeNames,
+      String blockPoolId, long blockId, long newGS, byte[] tokenPassword,
+      int packetSize) {
+    endPipeline();
+    if (nodes.length > DescriptorSender.MAX_PIPELINE) {
+      return null;
+    }
+    sender.retireBusyMemory();
+    if (blockId == tcpOnlyBlockId) {
+      LOG.info("hdfs-rdma: {} stays on TCP after a UCX failure", block);
+      return null;
+    }
+    PipelineOutcome tcp = NodeBackoff.tcpOutcome(nodes, conf.distribution());
+    if (tcp != null) {
+      LOG.debug("hdfs-rdma: {} on TCP ({})", block, tcp.label());
+      runtime.metrics().countPipeline(tcp);
+      return null;
+    }
+    int feeders = feeders(nodes);
+    request = WriteRequest.create(packetSize, feeders);
+    this.fed = feeders == 0 ? nodes.length : feeders;
+    this.block = block;
+    this.nodes = nodes.clone();
+    this.nodeNames = nodeNames.clone();
+    this.blockId = blockId;
+    this.generationStamp = newGS;
+    this.sessionIds = new long[nodes.length];
+    for (int i = 0; i < nodes.length; i++) {
+      sessionIds[i] = SessionIds.of(tokenPassword, request.getNonce(),
+          blockPoolId, nodes[i], blockId, newGS);
+    }
+    return request;
+  }
+
+  /**
+   * How many DataNodes of {@code pipeline} this client feeds (0: all).
+   * Forced shapes as configured; in auto, where gets cross RDMA links, as
+   * the measured rates say ({@link ShapeChooser}); otherwise a fan-out.
+   */
+  private int feeders(String[] pipeline) {
+    if (conf.distribution() == DistributionMode.AUTO) {
+      if (!runtime.transports().networkRdma()
+          || NodeBackoff.fanOutOnly(pipeline)) {
+        return 0;
+      }
+      return ShapeChooser.feeders(pipeline);
+    }
+    return DistributionPolicy.feeders(conf.distribution(), pipeline.length,
+        conf.hybridFeeders());
+  }
+
+  /** DataNode 1's commit list could not be read: the pipeline uses TCP. */
+  public void commitsUnreadable(IOException e) {
+    LOG.warn("hdfs-rdma: {} on TCP: malformed commit list: {}", block,
+        e.getMessage());
+    request = null;
+  }
+
+  /**
+   * DataNode 1's commit list: when every node of the pipeline committed and
+   * its gets may go by UCX ({@link DistributionPolicy}), connects to each
+   * node the client feeds and switches the pipeline to UCX. Otherwise the
+   * pipeline runs over TCP after all (its DataNodes see packets on the
+   * socket instead of descriptors and read them as stock does), and
+   * pipelines through that DataNode skip UCX for
+   * {@code dfs.client.rdma.unreachable-retry-ms}.
+   */
+  public void committed(List<CommitEntry> commits) {
+    if (request == null) {
+      return;
+    }
+    if (!committedInOrder(commits)) {
+      LOG.debug("hdfs-rdma: {} on TCP: {} of {} DataNodes committed", block,
+          commits.size(), nodes.length);
+      if (request.feeders() > 0
+          && conf.distribution() == DistributionMode.AUTO) {
+        // A DataNode could not feed the next one; the DataNodes' own log
+        // says which. Fan these out for a while instead.
+        NodeBackoff.fanOutFor(nodes, conf.unreachableRetryMs());
+      }
+      request = null;
+      return;
+    }
+    for (CommitEntry c : commits) {
+      ShapeChooser.noteIngest(c.getXferAddr(), c.getIngestBytesPerSecond());
+    }
+    UcxEndpoint[] connected = connect(commits);
+    if (connected == null) {
+      return;
+    }
+    runtime.metrics().countPipeline(
+        DistributionPolicy.outcomeOf(request.feeders()));
+    sender.start(block, nodeNames, blockId, generationStamp, sessionIds,
+        connected, runtime.metrics().openStream());
+    active = true;
+    LOG.debug("hdfs-rdma: {} moves over UCX to {} DataNodes, {} fed by the"
+        + " client", block, nodes.length, fed);
+  }
+
+  /**
+   * Connects to every node the client feeds, all at once (set-up time
+   * counts for small files), when each one's gets may go by UCX: first as
+   * far as host and user tell, then by the lanes UCX chose. Null when the
+   * pipeline stays on TCP.
+   */
+  private UcxEndpoint[] connect(List<CommitEntry> commits) {
+    DistributionMode mode = conf.distribution();
+    Reach[] reach = new Reach[fed];
+    for (int i = 0; i < fed; i++) {
+      CommitEntry c = commits.get(i);
+      reach[i] = Reach.before(runtime.transports(), c.getHostId(),
+          c.getUid());
+      if (reach[i] == Reach.UNREACHABLE) {
+        return tcpFor(i, PipelineOutcome.TCP_UNREACHABLE, "it is on another"
+            + " host or runs as another user (UCX shares memory only"
+            + " between processes of one user and host) and this JVM's UCX"
+            + " has no RDMA device", null);
+      }
+      if (!DistributionPolicy.fetchesByGet(mode, reach[i])) {
+        return tcpFor(i, PipelineOutcome.TCP_EMULATED_GETS, "it is on"
+            + " another host and only UCX's tcp transport reaches it, where"
+            + " the client's CPU would serve every get", null);
+      }
+    }
+    List<CompletableFuture<UcxEndpoint>> pending =
+        new ArrayList<CompletableFuture<UcxEndpoint>>(fed);
+    for (int i = 0; i < fed; i++) {
+      pending.add(runtime.connect(commits.get(i).getWorkerAddress(),
+          nodes[i]));
+    }
+    UcxEndpoint[] connected = new UcxEndpoint[fed];
+    long deadline = System.nanoTime()
+        + TimeUnit.MILLISECONDS.toNanos(conf.connectTimeoutMs());
+    for (int i = 0; i < fed; i++) {
+      try {
+        connected[i] = pending.get(i).get(Math.max(0,
+            deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      } catch (Exception e) {
+        if (e instanceof InterruptedException) {
+          Thread.currentThread().interrupt();
+        }
+        return tcpFor(i, PipelineOutcome.TCP_UNREACHABLE, "its UCX worker"
+            + " could not be reached", e);
+      }
+    }
+    for (UcxEndpoint e : connected) {
+      runtime.noteConnected(e);
+    }
+    for (int i = 0; i < fed; i++) {
+      // What UCX chose for the connection decides, not what the transports
+      // promised: a peer without RDMA lanes is served by tcp.
+      if (reach[i] == Reach.ONE_SIDED && !DistributionPolicy.fetchesByGet(
+          mode, Reach.of(connected[i].transports()))) {
+        return tcpFor(i, PipelineOutcome.TCP_EMULATED_GETS, "UCX reaches it"
+            + " only with gets the client's CPU would serve ("
+            + connected[i].transports() + ")", null);
+      }
+    }
+    return connected;
+  }
+
+  /**
+   * The pipeline runs over TCP because of node {@code node}; so do the
+   * next ones through it, for {@code dfs.client.rdma.unreachable-retry-ms}.
+   * Returns null, for {@link #connect}.
+   */
+  private UcxEndpoint[] tcpFor(int node, PipelineOutcome outcome, String why,
+      Exception cause) {
+    NodeBackoff.tcpFor(nodes[node], outcome, conf.unreachableRetryMs());
+    runtime.metrics().countPipeline(outcome);
+    request = null;
+    LogOnce.info(outcome + " " + nodes[node] + why, "hdfs-rdma: " + block
+        + " over TCP: " + why + " (" + nodeNames[node]
+        + (cause == null ? "" : ": " + cause) + "); pipelines through it"
+        + " use TCP for the next " + conf.unreachableRetryMs() + " ms");
+    return null;
+  }
+
+  private boolean committedInOrder(List<CommitEntry> commits) {
+    if (commits.size() != nodes.length) {
+      return false;
+    }
+    for (int i = 0; i < nodes.length; i++) {
+      if (!commits.get(i).getXferAddr().equals(nodes[i])) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Sends {@code packet} as a descriptor to every node the client feeds of
+   * an active UCX pipeline; {@link Sent#ON_TCP} when the pipeline is on TCP
+   * (the caller writes the packet to the socket as stock does).
+   *
+   * <p>When a node's descriptor cannot be sent, the packet still counts as
+   * sent: nodes before it may have fetched it, and the recovery's
+   * writeBlock must allow for their bytes. The failure goes to the
+   * stream's {@link PipelineFailures} instead, naming that node, and the
+   * block stays on TCP through its recovery. Sending also stops when the
+   * pipeline already failed (a bad ack): a dead node's full queue would
+   * otherwise hold the DataStreamer until the send timeout.
+   *
+   * @throws IOException when the packet cannot go over UCX at all
+   */
+  public Sent send(OutgoingPacket packet) throws IOException {
+    if (!active) {
+      return Sent.ON_TCP;
+    }
+    if (packet.heartbeat) {
+      if (heartbeatsInFlight.get() >= MAX_HEARTBEATS_IN_FLIGHT) {
+        // The DataNodes have not answered the last ones: they are busy or
+        // the pipeline is failing, and another heartbeat adds nothing.
+        return Sent.NOT_DESCRIBED;
+      }
+      heartbeatsInFlight.incrementAndGet();
+    }
+    boolean described;
+    try {
+      described = sender.send(packet);
+    } catch (IOException e) {
+      tcpOnlyBlockId = blockId;
+      throw e;
+    }
+    if (!described) {
+      tcpOnlyBlockId = blockId;
+      return Sent.NOT_DESCRIBED;
+    }
+    return Sent.DESCRIBED;
+  }
+
+  /** A packet of this block can only go over TCP (no registered memory). */
+  public IOException notInRegisteredMemory(long seqno) {
+    tcpOnlyBlockId = blockId;
+    return new IOException("hdfs-rdma: packet " + seqno + " of " + block
+        + " is not in registered memory (the client's buffer pool was"
+        + " exhausted); the block continues over TCP");
+  }
+
+  /**
+   * DataNode 1 answered a heartbeat. Heartbeats stay outside Hadoop's
+   * limit of packets in flight; over TCP the socket paces them, here
+   * their acks do: a client with a zero socket timeout sends them back to
+   * back, and each DataNode queues at most max-queued-packets messages.
+   */
+  public void heartbeatAcked() {
+    heartbeatsInFlight.updateAndGet(n -> n > 0 ? n - 1 : 0);
+  }
+
+  /** The pipeline is over (end of block, error, close). */
+  public void endPipeline() {
+    heartbeatsInFlight.set(0);
+    active = false;
+    request = null;
+    sender.stop();
+  }
+
+  @Override
+  public String toString() {
+    return active ? "UCX active for " + block : "UCX idle";
+  }
+}

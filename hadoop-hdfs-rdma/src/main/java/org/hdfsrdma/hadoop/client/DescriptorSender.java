@@ -1,0 +1,253 @@
+package org.hdfsrdma.hadoop.client;
+
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+import org.hdfsrdma.hadoop.metrics.UcxJvmMetrics;
+import org.hdfsrdma.hadoop.metrics.WriterCounters;
+import org.hdfsrdma.hadoop.sender.AnnouncedRegions;
+import org.hdfsrdma.hadoop.sender.SendMemory;
+import org.hdfsrdma.ucx.PacketDescriptor;
+import org.hdfsrdma.ucx.RegionAnnouncement;
+import org.hdfsrdma.ucx.RegisteredBufferPool;
+import org.hdfsrdma.ucx.StatusSlots;
+import org.hdfsrdma.ucx.UcxEndpoint;
+import org.hdfsrdma.ucx.UcxWorker;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A stream's per-packet path: one {@link PacketDescriptor} per DataNode the
+ * client feeds, encoded into a preallocated ring of registered memory and
+ * sent through the thread-safe worker on the DataStreamer thread itself,
+ * with each pool region announced to a DataNode's session before the first
+ * descriptor that points into it. No object, no lock, no hand-over per
+ * packet.
+ *
+ * <p>A send UCX could not finish at once (the DataNode's shared-memory
+ * queue was full) keeps its ring slot until it completes; the slot's next
+ * user waits for it, progressing the worker, as a full socket buffer holds
+ * stock's write. A node that does not take a message within the connect
+ * timeout is reported to {@link PipelineFailures} and the pipeline stops
+ * sending; so does a pipeline that failed meanwhile (a bad ack).
+ */
+final class DescriptorSender {
+
+  private static final Logger LOG =
+      LoggerFactory.getLogger(DescriptorSender.class);
+
+  /** Descriptors in flight per stream and node, reused round-robin. */
+  private static final int RING = 64;
+  /** Longest pipeline the descriptor ring has room for. */
+  static final int MAX_PIPELINE = 16;
+
+  private final UcxWorker worker;
+  private final RegisteredBufferPool pool;
+  private final PipelineFailures failures;
+  private final BooleanSupplier pipelineFailed;
+  private final long timeoutMs;
+  private final PacketDescriptor descriptor = new PacketDescriptor();
+  private final RegionAnnouncement announcement = new RegionAnnouncement();
+  private SendMemory memory;
+  private int nextSlot;
+
+  // The pipeline it sends for: set by start(), cleared by stop().
+  private String block;
+  private String[] nodes;
+  private long blockId;
+  private long generationStamp;
+  private long[] sessionIds;
+  private UcxEndpoint[] endpoints;
+  private AnnouncedRegions announced;
+  private WriterCounters.Slot counters;
+
+  /**
+   * @param timeoutMs how long a node may take to accept a message
+   */
+  DescriptorSender(UcxWorker worker, RegisteredBufferPool pool,
+      PipelineFailures failures, long timeoutMs) {
+    this.worker = worker;
+    this.pool = pool;
+    this.failures = failures;
+    this.pipelineFailed = failures::pipelineFailed;
+    this.timeoutMs = timeoutMs;
+    this.memory = new SendMemory(worker, RING, MAX_PIPELINE);
+  }
+
+  /**
+   * Leaves send memory that sends which never ended (to a dead DataNode)
+   * still hold to UCX, and takes fresh memory: reusing it would make the
+   * next pipeline wait for, and blame, a node that did nothing wrong. The
+   * worker keeps the old memory until those sends end (see SendMemory).
+   * Called once per pipeline set-up.
+   */
+  void retireBusyMemory() {
+    if (memory.inUse()) {
+      memory = new SendMemory(worker, RING, MAX_PIPELINE);
+      nextSlot = 0;
+    }
+  }
+
+  /**
+   * Starts sending for a pipeline whose first {@code endpoints.length}
+   * nodes this client feeds.
+   *
+   * @param nodes the pipeline's DataNodes, for messages
+   */
+  void start(String block, String[] nodes, long blockId,
+      long generationStamp, long[] sessionIds, UcxEndpoint[] endpoints,
+      WriterCounters.Slot counters) {
+    this.block = block;
+    this.nodes = nodes;
+    this.blockId = blockId;
+    this.generationStamp = generationStamp;
+    this.sessionIds = sessionIds;
+    this.endpoints = endpoints;
+    this.announced = new AnnouncedRegions(endpoints.length);
+    this.counters = counters;
+  }
+
+  /** The pipeline is over: its counters close with it. */
+  void stop() {
+    if (counters != null) {
+      counters.close();
+      counters = null;
+    }
+    endpoints = null;
+  }
+
+  /**
+   * Sends {@code p}'s descriptor to every node the client feeds. Returns
+   * false when a node failed (reported) or the pipeline had failed already:
+   * the packet then still counts as sent, since nodes before that one may
+   * have fetched it.
+   */
+  boolean send(OutgoingPacket p) throws IOException {
+    int region = 0;
+    long address = 0;
+    if (p.lease != RegisteredBufferPool.NO_LEASE
+        && p.checksumLength + p.dataLength > 0) {
+      region = pool.regionId(p.lease) + 1;
+      address = p.address;
+    }
+    int flags = 0;
+    if (p.lastPacketInBlock) {
+      flags |= PacketDescriptor.FLAG_LAST_PACKET_IN_BLOCK;
+    }
+    if (p.syncBlock) {
+      flags |= PacketDescriptor.FLAG_SYNC_BLOCK;
+    }
+    int slot = nextSlot;
+    nextSlot = (nextSlot + 1) % RING;
+    SendMemory m = memory;
+    for (int i = 0; i < endpoints.length; i++) {
+      if (region != 0 && !announce(i, region - 1)) {
+        return false;
+      }
+      int entry = m.entry(slot, i);
+      if (!awaitSlot(m.ringStatus(), entry, i)) {
+        return false;
+      }
+      descriptor.wrap(m.ring(), m.ringOffset(entry)).encode(sessionIds[i],
+          blockId, generationStamp, p.seqno, p.offsetInBlock, flags, region,
+          address, p.checksumLength, p.dataLength);
+      if (!send(i, m.ringAddress(entry), PacketDescriptor.LENGTH,
+          m.ringStatus(), entry)) {
+        return false;
+      }
+    }
+    counters.add(UcxJvmMetrics.SENT_BYTES, p.dataLength);
+    return true;
+  }
+
+  /**
+   * Announces pool region {@code poolRegion} to node i's session, once.
+   * Returns false when the pipeline failed instead.
+   */
+  private boolean announce(int node, int poolRegion) throws IOException {
+    if (announced.contains(node, poolRegion)) {
+      return true;
+    }
+    SendMemory m = memory;
+    if (!awaitSlot(m.announcementStatus(), node, node)) {
+      return false;
+    }
+    announcement.wrap(m.announcements(), m.announcementOffset(node),
+        RegionAnnouncement.MAX_LENGTH).encode(sessionIds[node],
+            poolRegion + 1, pool.regionAddress(poolRegion),
+            pool.regionLength(poolRegion), pool.regionKey(poolRegion));
+    if (!send(node, m.announcementAddress(node), announcement.length(),
+        m.announcementStatus(), node)) {
+      return false;
+    }
+    announced.add(node, poolRegion);
+    return true;
+  }
+
+  /**
+   * Sends one message to node {@code node}. When UCX had to queue it (the
+   * DataNode's receive queue was full), waits here until it went out,
+   * progressing the worker: nothing else would (the DataNode freeing room
+   * wakes nobody on this side). Returns false when the pipeline failed.
+   */
+  private boolean send(int node, long address, int length,
+      StatusSlots slots, int slot) throws IOException {
+    int rc;
+    try {
+      rc = endpoints[node].send(address, length, slots.address(slot));
+    } catch (IOException e) {
+      nodeFailed(node, new IOException("hdfs-rdma: sending to "
+          + nodes[node] + " for " + block + " (" + e.getMessage() + ")", e));
+      return false;
+    }
+    if (rc != 0) {
+      counters.add(UcxJvmMetrics.QUEUED_SENDS, 1);
+      return awaitSlot(slots, slot, node);
+    }
+    return true;
+  }
+
+  /**
+   * Waits until the send that last used {@code slot} is over, progressing
+   * the worker from this thread. How it ended does not matter here: a send
+   * that failed failed its connection, and every later send on it fails at
+   * once. Returns false, without waiting longer, once the pipeline has
+   * failed: a bad ack reported meanwhile, or no end within the timeout.
+   */
+  private boolean awaitSlot(StatusSlots slots, int slot, int node)
+      throws IOException {
+    if (!slots.inProgress(slot)) {
+      return true;
+    }
+    SendMemory.Wait w = SendMemory.await(worker, slots, slot,
+        System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs),
+        pipelineFailed);
+    switch (w) {
+    case DONE:
+      return true;
+    case INTERRUPTED:
+      throw new InterruptedIOException("interrupted sending to "
+          + nodes[node] + " for " + block);
+    case GAVE_UP:
+      return false;
+    default:
+      nodeFailed(node, new IOException("hdfs-rdma: a message to "
+          + nodes[node] + " for " + block + " was not sent in " + timeoutMs
+          + " ms"));
+      return false;
+    }
+  }
+
+  /**
+   * Node {@code node} did not take a message: the pipeline fails there.
+   * Stock learns of a bad node from an ack or a failed socket write; this
+   * reports it the way the ResponseProcessor does.
+   */
+  private void nodeFailed(int node, IOException cause) {
+    LOG.warn("hdfs-rdma: {} failed; the pipeline recovers without {}",
+        cause.getMessage(), nodes[node]);
+    failures.nodeFailed(node);
+  }
+}
