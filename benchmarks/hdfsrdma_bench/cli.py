@@ -142,9 +142,11 @@ def add_existing_cluster_options(ap):
                    help="measure no daemon's CPU or context switches, even "
                    "on this host (as for a cluster on other hosts)")
     g.add_argument("--metrics-period", type=float,
-                   help="the DataNodes' metrics period in s (the whole-run "
-                   "BytesWritten check waits for it; default 10, with "
-                   "--conf-self-test 1, the scratch cluster's)")
+                   help="the DataNodes' metrics period in s: JMX shows their "
+                   "metrics2 counters as of the last snapshot, so every put "
+                   "batch and the whole-run BytesWritten check wait for it "
+                   "(default 10, with --conf-self-test 1, the scratch "
+                   "cluster's)")
     return g
 
 

@@ -107,9 +107,9 @@ class Hdfs:
         self.dn_pid_list = []
         self.bench_dir = "/bench"
         self.block_size = 128 * MiB
-        # Seconds after a put until the DataNodeActivity counters (metrics2,
-        # cached for one metrics period) show it; None: not known, so no
-        # per-put BytesWritten (the HdfsRdma bean is live either way).
+        # Seconds after a put until the DataNodes' metrics2 counters
+        # (DataNodeActivity, HdfsRdmaDataNode; cached for one metrics
+        # period) show it; None: not known, so no per-put BytesWritten.
         self.metrics_lag = None
 
     # -- measurements ------------------------------------------------------
@@ -146,7 +146,7 @@ class Hdfs:
         return total
 
     def rdma_bean_count(self):
-        """How many DataNodes serve the HdfsRdma bean."""
+        """How many DataNodes serve an HdfsRdmaDataNode metrics source."""
         return sum(ucx_counters.datanode_counters(addr) is not None
                    for addr in self.dn_http)
 

@@ -89,8 +89,12 @@ class ExistingCluster(Hdfs):
     connect() creates it (and any missing parents), cleanup() deletes
     exactly what connect() created."""
 
-    def __init__(self, conf_dir, bench_dir, nn_http=None, local_cpu=True):
+    def __init__(self, conf_dir, bench_dir, nn_http=None, local_cpu=True,
+                 metrics_period=10.0):
         super().__init__("cluster", True)
+        # The DataNodes' counters are metrics2 sources: JMX shows them as of
+        # the last snapshot, refreshed at most once per metrics period.
+        self.metrics_lag = metrics_period + 0.2
         self.conf_dir = conf_dir
         self.conf = read_hadoop_conf(conf_dir)
         self.bench_dir = bench_dir.rstrip("/") or "/"

@@ -170,7 +170,7 @@ def check_carried(bench, system, tag, jobs, delta, total, rep):
 
 def check_ucx(bench, jobs, delta, total, rep, where):
     """Whether the UCX puts moved all their bytes by UCX get: the client
-    sent every byte as descriptors, the DataNodes (HdfsRdma bean) fetched
+    sent every byte as descriptors, the DataNodes (their HdfsRdmaDataNode metrics) fetched
     size x replication and took no replica over TCP."""
     sent = sum(j["client_stats"].get(ucx_counters.STATS_SENT, 0) or 0
                for j in jobs)
@@ -248,7 +248,7 @@ def put_row(bench, system, size, rep, run, jobs, dn_cpu, nn_cpu, delta,
         key = ucx_counters.fetched_key(delta)
         row["ucx_bytes_fetched"] = delta.get(key) if key else None
         # Everything else the client's stats line and the DataNodes'
-        # HdfsRdma bean report (counters and per-phase timers).
+        # HdfsRdmaDataNode metrics (counters and per-phase rates).
         for k, v in sorted(cs.items()):
             if k not in (ucx_counters.STATS_SENT,
                          ucx_counters.STATS_TRANSPORTS):

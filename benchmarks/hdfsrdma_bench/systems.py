@@ -243,7 +243,8 @@ def connect_existing(bench):
                                    capture_output=True,
                                    text=True).stdout.strip()
     c = ExistingCluster(a.conf, a.hdfs_dir, a.namenode_http,
-                        local_cpu=not a.remote)
+                        local_cpu=not a.remote,
+                        metrics_period=a.metrics_period)
     bench.existing = c
     c.connect()
     log("--conf %s: %s" % (a.conf, c.describe()))

@@ -1,16 +1,18 @@
-"""What the UCX path counts, read in this one module: the DataNodes' JMX
-bean (live, read around every put) and the totals lines of
-hdfsrdma.stats.file (a client's at the end of its put, a DataNode's at JVM
-exit). Where the counters are published, and under which names, is said
-only by the constants below."""
+"""What the UCX path counts, read in this one module: each DataNode's
+metrics2 source in JMX (read around every put, as of its last snapshot:
+at most one metrics period old, see Hdfs.metrics_lag) and the totals lines
+of hdfsrdma.stats.file (a client's at the end of its put, a DataNode's at
+JVM exit). Where the counters are published, and under which names, is
+said only by the constants below."""
 
 import os
 import re
 
 from .measurement import bean_sums
 
-# The DataNodes' bean, and the attributes of it the checks read.
-RDMA_BEAN = "Hadoop:service=DataNode,name=HdfsRdma"
+# Each DataNode's metrics2 source (HdfsRdmaDataNode-<host>-<port>), and the
+# attributes of it the checks read.
+RDMA_BEAN = "Hadoop:service=DataNode,name=HdfsRdmaDataNode-*"
 BEAN_FETCHED = "DataBytesFetched"
 BEAN_BLOCKS_OVER_TCP = "BlocksOverTcp"
 BEAN_BLOCKS_OVER_UCX = "BlocksOverUcx"

@@ -31,7 +31,7 @@ import org.apache.hadoop.hdfs.DFSConfigKeys;
 import org.apache.hadoop.hdfs.DFSTestUtil;
 import org.apache.hadoop.hdfs.DistributedFileSystem;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
-import org.apache.hadoop.hdfs.UcxStreamerState;
+import org.hdfsrdma.hadoop.client.ClientStream;
 import org.apache.hadoop.hdfs.UcxTestAccess;
 import org.apache.hadoop.hdfs.client.HdfsClientConfigKeys;
 import org.apache.hadoop.hdfs.client.HdfsDataInputStream;
@@ -401,7 +401,7 @@ public class TestUcxWritePathScenarios {
       conf.set(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_DISTRIBUTION_KEY,
           "fan-out");
       org.slf4j.Logger streamer =
-          LoggerFactory.getLogger(UcxStreamerState.class);
+          LoggerFactory.getLogger(ClientStream.class);
       GenericTestUtils.setLogLevel(streamer, org.apache.log4j.Level.DEBUG);
       // The streamer's decisions, and the runtime's one-line reasons.
       GenericTestUtils.LogCapturer log =

@@ -164,11 +164,15 @@ public final class ClientStream {
       LOG.info("hdfs-rdma: {} stays on TCP after a UCX failure", block);
       return null;
     }
-    PipelineOutcome tcp = NodeBackoff.tcpOutcome(nodes, conf.distribution());
-    if (tcp != null) {
-      LOG.debug("hdfs-rdma: {} on TCP ({})", block, tcp.label());
-      runtime.metrics().countPipeline(tcp);
-      return null;
+    for (int i = 0; i < nodes.length; i++) {
+      PipelineOutcome tcp = NodeBackoff.tcpOutcome(nodes[i],
+          conf.distribution());
+      if (tcp != null) {
+        LOG.debug("hdfs-rdma: {} on TCP ({}) because of {}", block,
+            tcp.label(), nodeNames[i]);
+        runtime.metrics().countPipeline(tcp);
+        return null;
+      }
     }
     int feeders = feeders(nodes);
     request = WriteRequest.create(packetSize, feeders);

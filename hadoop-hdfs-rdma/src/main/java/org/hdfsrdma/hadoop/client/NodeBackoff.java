@@ -36,19 +36,16 @@ final class NodeBackoff {
   }
 
   /**
-   * Why a pipeline through {@code nodes} stays on TCP now under
+   * Why a pipeline through {@code node} stays on TCP now under
    * {@code mode}, or null. Emulated gets are the policy's reason, not
    * UCX's: forced shapes ignore them.
    */
-  static PipelineOutcome tcpOutcome(String[] nodes, DistributionMode mode) {
-    long now = System.currentTimeMillis();
-    for (String node : nodes) {
-      TcpUntil tcp = TCP_UNTIL.get(node);
-      if (tcp != null && tcp.untilMs > now
-          && (tcp.outcome == PipelineOutcome.TCP_UNREACHABLE
-              || mode == DistributionMode.AUTO)) {
-        return tcp.outcome;
-      }
+  static PipelineOutcome tcpOutcome(String node, DistributionMode mode) {
+    TcpUntil tcp = TCP_UNTIL.get(node);
+    if (tcp != null && tcp.untilMs > System.currentTimeMillis()
+        && (tcp.outcome == PipelineOutcome.TCP_UNREACHABLE
+            || mode == DistributionMode.AUTO)) {
+      return tcp.outcome;
     }
     return null;
   }

@@ -1,22 +1,17 @@
 package org.hdfsrdma.hadoop.datanode;
 
-import java.io.ByteArrayInputStream;
 import java.io.Closeable;
-import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
-import java.io.SequenceInputStream;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.channels.ReadableByteChannel;
 import java.nio.channels.SelectableChannel;
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 
 import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes.Phase;
-import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes;
 import org.hdfsrdma.hadoop.metrics.UcxDataNodeMetrics;
 import org.hdfsrdma.hadoop.metrics.WriterCounters;
 import org.hdfsrdma.ucx.PacketDescriptor;
@@ -83,11 +78,10 @@ public final class PacketFetcher implements Closeable {
   private final UcxWorker worker;
   private final UcxWorker.Driver driver;
   private final long timeoutMs;
-  private final SelectableChannel socket;
-  private final PacketPhaseTimes times;
+  private final UpstreamSocket socket;
+  private final PhaseClock clock;
   private final WriterCounters.Slot counters;
-  private final byte[] packet;
-  private final ByteBuffer probe = ByteBuffer.allocate(1);
+  private final FetchedPacket current;
   private final ByteBuffer[] readers;
   // Descriptors taken from the session, oldest first, with their gets.
   private final int window;
@@ -99,20 +93,13 @@ public final class PacketFetcher implements Closeable {
   private int count;
   /** The landing pool, once a get or a forward needed it. */
   private RegisteredBufferPool landing;
-  /** The endpoint back to the exposer for gets, once made. */
-  private UcxEndpoint back;
+  /** The endpoint back to the exposer for gets. */
+  private final EndpointBack back;
   private UcxConnections.Connection connection;
   /** The DataNode this one feeds (chain, hybrid), or null. */
   private PacketForwarder forwarder;
   /** The current packet's landing buffer, until offered downstream. */
   private long toForward = RegisteredBufferPool.NO_LEASE;
-  // The current packet.
-  private int checksumLength;
-  private int dataLength;
-  private long offsetInBlock;
-  private long seqno;
-  private boolean lastPacketInBlock;
-  private boolean syncBlock;
   /** When the current packet's descriptor was there, or 0. */
   private long busyFrom;
   /** Time from descriptor to disk write, summed over the block. */
@@ -121,9 +108,6 @@ public final class PacketFetcher implements Closeable {
   private long bytesFetched;
   private boolean overSocket;
   private boolean closed;
-  // Phase timers: the last mark and when.
-  private long lastMarkNanos;
-  private Phase lastMark;
 
   /**
    * Created on the thread that will read the block (it becomes a driver of
@@ -138,10 +122,10 @@ public final class PacketFetcher implements Closeable {
     this.dataNode = dataNode;
     this.worker = dataNode.runtime().worker();
     this.timeoutMs = dataNode.conf().getTimeoutMs();
-    this.socket = socket;
-    this.times = dataNode.metrics().times();
+    this.socket = new UpstreamSocket(socket, session.description());
+    this.clock = new PhaseClock(dataNode.metrics().times());
     this.counters = dataNode.metrics().openReceiver();
-    this.packet = new byte[session.maxPacketBytes()];
+    this.current = new FetchedPacket(session.maxPacketBytes());
     this.readers = new ByteBuffer[dataNode.conf().maxRegionsPerBlock() + 1];
     this.window = dataNode.conf().getsInFlight();
     this.taken = ByteBuffer.allocate(window * PacketDescriptor.LENGTH)
@@ -153,40 +137,13 @@ public final class PacketFetcher implements Closeable {
     worker.keepWhileInFlight(this, null, gets);
     this.driver = worker.registerDriver();
     session.setDriver(driver);
+    this.back = new EndpointBack(dataNode.server().connections(), worker,
+        driver, session, timeoutMs);
   }
 
-  /** The block and where, for messages. */
-  public String description() {
-    return session.description();
-  }
-
-  /** The current packet: checksums, then data. */
-  public byte[] packet() {
-    return packet;
-  }
-
-  public int checksumLength() {
-    return checksumLength;
-  }
-
-  public int dataLength() {
-    return dataLength;
-  }
-
-  public long offsetInBlock() {
-    return offsetInBlock;
-  }
-
-  public long seqno() {
-    return seqno;
-  }
-
-  public boolean isLastPacketInBlock() {
-    return lastPacketInBlock;
-  }
-
-  public boolean isSyncBlock() {
-    return syncBlock;
+  /** The packet {@link #next} presented last. */
+  public FetchedPacket current() {
+    return current;
   }
 
   /** Packet bytes (checksums and data) this fetcher fetched over UCX. */
@@ -220,12 +177,7 @@ public final class PacketFetcher implements Closeable {
 
   /** Marks the end of a phase of the current packet (timers). */
   public void mark(Phase phase) {
-    if (times != null && lastMark != null) {
-      long now = System.nanoTime();
-      times.add(phase, now - lastMarkNanos);
-      lastMarkNanos = now;
-      lastMark = phase;
-    }
+    clock.mark(phase);
   }
 
   /** The current packet is on disk: its busy time ends here. */
@@ -246,12 +198,9 @@ public final class PacketFetcher implements Closeable {
    *     not watch it
    */
   public boolean next(InputStream in) throws IOException {
-    long entered = times == null ? 0 : System.nanoTime();
-    if (times != null && lastMark != null) {
-      times.add(Phase.OTHER, entered - lastMarkNanos);
-      lastMark = null;
-    }
-    if (lastPacketInBlock) {
+    long entered = clock.now();
+    clock.nextPacket(entered);
+    if (current.lastPacketInBlock) {
       throw new IOException("received a packet after the last packet of "
           + session.description());
     }
@@ -270,14 +219,13 @@ public final class PacketFetcher implements Closeable {
     // limit, not its upstream: what its ingest rate is measured over.
     busyFrom = System.nanoTime();
     topUp();
-    if (times != null) {
-      times.add(Phase.DESCRIPTOR_WAIT, System.nanoTime() - entered);
-    }
+    clock.since(Phase.DESCRIPTOR_WAIT, entered);
     int entry = first;
     descriptor.wrap(taken, entry * PacketDescriptor.LENGTH);
-    checksumLength = descriptor.checksumLength();
-    dataLength = descriptor.dataLength();
-    int length = checksumLength + dataLength;
+    int dataLength = descriptor.dataLength();
+    current.checksumLength = descriptor.checksumLength();
+    current.dataLength = dataLength;
+    int length = current.checksumLength + dataLength;
     if (length > 0) {
       fetch(entry, length);
       bytesFetched += length;
@@ -287,26 +235,20 @@ public final class PacketFetcher implements Closeable {
         counters.add(UcxDataNodeMetrics.FETCHED_FROM_DATANODES, dataLength);
       }
     }
-    offsetInBlock = descriptor.offsetInBlock();
-    seqno = descriptor.seqno();
-    lastPacketInBlock = descriptor.isLastPacketInBlock();
-    syncBlock = descriptor.isSyncBlock();
+    current.offsetInBlock = descriptor.offsetInBlock();
+    current.seqno = descriptor.seqno();
+    current.lastPacketInBlock = descriptor.isLastPacketInBlock();
+    current.syncBlock = descriptor.isSyncBlock();
     first = (first + 1) % window;
     count--;
     packetsReceived++;
     if (connection == null && packetsReceived == 1) {
-      connection = connections().get(session.boundEndpoint());
+      connection = dataNode.server().connections().get(
+          session.boundEndpoint());
       UcxConnections.bound(connection);
     }
-    if (times != null) {
-      lastMarkNanos = System.nanoTime();
-      lastMark = Phase.COPY;
-    }
+    clock.presented();
     return true;
-  }
-
-  private UcxConnections connections() {
-    return dataNode.server().connections();
   }
 
   private RegisteredBufferPool landing() {
@@ -322,7 +264,7 @@ public final class PacketFetcher implements Closeable {
   private void fetch(int entry, int length) throws IOException {
     RemoteRegion region = session.region(descriptor.regionId());
     if (region.isDirect()) {
-      long copyFrom = times == null ? 0 : System.nanoTime();
+      long copyFrom = clock.now();
       ByteBuffer reader = readers[descriptor.regionId()];
       if (reader == null) {
         reader = region.reader();
@@ -331,7 +273,7 @@ public final class PacketFetcher implements Closeable {
       reader.limit(reader.capacity());
       reader.position((int) (descriptor.address() - region.base()));
       if (forwarder == null) {
-        reader.get(packet, 0, length);
+        reader.get(current.bytes, 0, length);
       } else {
         // The DataNode fed next reads the packet from this one's memory.
         long token = leaseLanding();
@@ -339,15 +281,13 @@ public final class PacketFetcher implements Closeable {
         landed.clear();
         reader.limit(reader.position() + length);
         landed.put(reader).flip();
-        landed.get(packet, 0, length);
+        landed.get(current.bytes, 0, length);
         toForward = token;
       }
-      if (times != null) {
-        times.add(Phase.COPY, System.nanoTime() - copyFrom);
-      }
+      clock.since(Phase.COPY, copyFrom);
       return;
     }
-    long waitFrom = times == null ? 0 : System.nanoTime();
+    long waitFrom = clock.now();
     int slot = entry;
     getDone.slot = slot;
     if (!worker.drive(driver, getDone,
@@ -365,17 +305,12 @@ public final class PacketFetcher implements Closeable {
             + session.description() + " failed: "
             + StatusSlots.describe(status));
       }
-      long copyFrom = 0;
-      if (times != null) {
-        copyFrom = System.nanoTime();
-        times.add(Phase.GET_WAIT, copyFrom - waitFrom);
-      }
+      clock.since(Phase.GET_WAIT, waitFrom);
+      long copyFrom = clock.now();
       ByteBuffer landed = landing.buffer(token);
       landed.clear();
-      landed.get(packet, 0, length);
-      if (times != null) {
-        times.add(Phase.COPY, System.nanoTime() - copyFrom);
-      }
+      landed.get(current.bytes, 0, length);
+      clock.since(Phase.COPY, copyFrom);
       if (forwarder != null) {
         toForward = token;
         token = RegisteredBufferPool.NO_LEASE;
@@ -402,7 +337,7 @@ public final class PacketFetcher implements Closeable {
             + session.description() + " arrived over UCX in " + timeoutMs
             + " ms");
       }
-      long slice = socket == null ? remaining
+      long slice = !socket.watched() ? remaining
           : Math.min(remaining, TimeUnit.MILLISECONDS.toNanos(SOCKET_CHECK_MS));
       if (worker.drive(driver, session, slice)) {
         if (takeInto((first + count) % window)) {
@@ -417,7 +352,8 @@ public final class PacketFetcher implements Closeable {
         throw new InterruptedIOException("interrupted waiting for a"
             + " packet of " + session.description());
       }
-      if (socket != null && in != null && socketSaysSomething()) {
+      if (socket.watched() && in != null
+          && socket.saysSomething(packetsReceived)) {
         overSocket = true;
         return false;
       }
@@ -453,7 +389,7 @@ public final class PacketFetcher implements Closeable {
 
   private void startGet(int entry, RemoteRegion region, int length)
       throws IOException {
-    UcxEndpoint e = endpointBack();
+    UcxEndpoint e = back.get();
     long token = leaseLanding();
     landingTokens[entry] = token;
     region.startGet(e, descriptor.address(), landing.address(token), length,
@@ -478,74 +414,11 @@ public final class PacketFetcher implements Closeable {
   }
 
   /**
-   * This DataNode's own endpoint back to the block's exposer, made from the
-   * exposer's hello; waits (driving the worker) while it is being made.
-   * Resolved once per block, again only when it fails.
-   */
-  private UcxEndpoint endpointBack() throws IOException {
-    UcxEndpoint e = back;
-    if (e != null && e.isUsable()) {
-      return e;
-    }
-    long deadline = System.nanoTime()
-        + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-    while (true) {
-      UcxConnections.Connection c =
-          connections().get(session.boundEndpoint());
-      if (c == null) {
-        // It greeted before its first block, so its connection was
-        // forgotten (more than MAX_CONNECTIONS): waiting would not help.
-        throw new IOException("hdfs-rdma: no UCX endpoint back to the"
-            + " client of " + session.description() + " for its gets: this"
-            + " DataNode no longer knows its connection");
-      }
-      e = c.endpoint;
-      if (e != null && e.isUsable()) {
-        back = e;
-        return e;
-      }
-      connections().connect(c);
-      if (System.nanoTime() > deadline) {
-        throw new IOException("hdfs-rdma: no UCX endpoint back to the client"
-            + " of " + session.description() + " for its gets");
-      }
-      worker.drive(driver, () -> false, TimeUnit.MILLISECONDS.toNanos(1));
-    }
-  }
-
-  /**
-   * Reads at most one byte from the socket without waiting: true when the
-   * client sends packets over it (the byte is kept for
-   * {@link #socketStream}).
-   */
-  private boolean socketSaysSomething() throws IOException {
-    probe.clear();
-    int n = ((ReadableByteChannel) socket).read(probe);
-    if (n < 0) {
-      throw new EOFException("the upstream of " + session.description()
-          + " closed its connection while waiting for packet "
-          + packetsReceived + " over UCX");
-    }
-    if (n == 0) {
-      return false;
-    }
-    if (packetsReceived > 0) {
-      throw new IOException("packet bytes on the socket for "
-          + session.description() + " after " + packetsReceived
-          + " packets over UCX");
-    }
-    LOG.info("hdfs-rdma: the upstream of {} sends it over TCP (the client"
-        + " could not use UCX for the pipeline)", session.description());
-    return true;
-  }
-
-  /**
    * The block's socket stream with the byte {@link #next} read while
    * watching it put back in front; after {@link #next} returned false.
    */
   public InputStream socketStream(InputStream in) {
-    return new SequenceInputStream(
-        new ByteArrayInputStream(new byte[] {probe.get(0)}), in);
+    return socket.pushedBack(in);
   }
 
   /**
@@ -558,8 +431,9 @@ public final class PacketFetcher implements Closeable {
     if (forwarder != null) {
       long token = toForward;
       toForward = RegisteredBufferPool.NO_LEASE;
-      forwarder.forward(seqno, offsetInBlock, lastPacketInBlock, syncBlock,
-          checksumLength, dataLength, token);
+      forwarder.forward(current.seqno, current.offsetInBlock,
+          current.lastPacketInBlock, current.syncBlock,
+          current.checksumLength, current.dataLength, token);
     }
   }
 

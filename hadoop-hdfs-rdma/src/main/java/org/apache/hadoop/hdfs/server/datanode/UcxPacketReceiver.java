@@ -11,6 +11,7 @@ import org.apache.hadoop.fs.ChecksumException;
 import org.apache.hadoop.hdfs.protocol.datatransfer.PacketHeader;
 import org.apache.hadoop.hdfs.protocol.datatransfer.PacketReceiver;
 import org.apache.hadoop.util.DataChecksum;
+import org.hdfsrdma.hadoop.datanode.FetchedPacket;
 import org.hdfsrdma.hadoop.datanode.PacketFetcher;
 import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes.Phase;
 
@@ -150,11 +151,12 @@ public final class UcxPacketReceiver extends PacketReceiver {
 
   /** Points header and slices at the fetcher's current packet. */
   private void present() {
-    int checksumLength = fetcher.checksumLength();
-    int dataLength = fetcher.dataLength();
+    FetchedPacket p = fetcher.current();
+    int checksumLength = p.checksumLength();
+    int dataLength = p.dataLength();
     if (checksumLength != slicedChecksumLength
         || dataLength != slicedDataLength) {
-      byte[] packet = fetcher.packet();
+      byte[] packet = p.bytes();
       checksums = ByteBuffer.wrap(packet, 0, checksumLength).slice();
       data = ByteBuffer.wrap(packet, checksumLength, dataLength).slice();
       slicedChecksumLength = checksumLength;
@@ -164,11 +166,11 @@ public final class UcxPacketReceiver extends PacketReceiver {
       data.clear();
     }
     header.packetLen = 4 + checksumLength + dataLength;
-    header.offsetInBlock = fetcher.offsetInBlock();
-    header.seqno = fetcher.seqno();
-    header.lastPacketInBlock = fetcher.isLastPacketInBlock();
+    header.offsetInBlock = p.offsetInBlock();
+    header.seqno = p.seqno();
+    header.lastPacketInBlock = p.isLastPacketInBlock();
     header.dataLen = dataLength;
-    header.syncBlock = fetcher.isSyncBlock();
+    header.syncBlock = p.isSyncBlock();
   }
 
   /**

@@ -1174,6 +1174,74 @@ public class TestUcxPacketReceiver {
   }
 
   /**
+   * The get path allocates nothing per packet on the receiving thread
+   * either: packets in another worker's memory (UCX's tcp transport, gets
+   * emulated, four in flight) are fetched into landing buffers and copied
+   * out, and over 1,000 packets the receiving thread's allocated bytes
+   * stay within a small constant per packet.
+   */
+  @Test(timeout = 300_000)
+  public void testGetPathAllocatesNothingPerPacket() throws Exception {
+    startTcp(true);
+    final int buffers = 8;
+    final int warmUp = 2_000;
+    final int measured = 1_000;
+    final int total = warmUp + measured;
+    UcxBlockSession s = open(64);
+    final long[] tokens = new long[buffers];
+    for (int b = 0; b < buffers; b++) {
+      tokens[b] = client.fill(AT, CHECKSUMS + DATA, b);
+    }
+    announce(tokens[0]);
+    final AtomicLong received = new AtomicLong();
+    final AtomicReference<Throwable> senderFailure =
+        new AtomicReference<Throwable>();
+    Thread sender = sender(total, tokens, received, senderFailure);
+    com.sun.management.ThreadMXBean threads =
+        (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+    long self = Thread.currentThread().getId();
+    UcxPacketReceiver r = receiver(s, null);
+    long allocated = -1;
+    try {
+      sender.start();
+      long before = 0;
+      for (int p = 0; p < total; p++) {
+        if (p == warmUp) {
+          before = threads.getThreadAllocatedBytes(self);
+        }
+        receive(r);
+        ByteBuffer data = r.getDataSlice();
+        int b = p % buffers;
+        if (r.getHeader().getSeqno() != p || data.remaining() != DATA
+            || data.get(0) != UcxTestClient.pattern(b, CHECKSUMS)
+            || data.get(DATA - 1)
+                != UcxTestClient.pattern(b, CHECKSUMS + DATA - 1)) {
+          throw new AssertionError("packet " + p + " wrong");
+        }
+        UcxPacketReceiver.written(r);
+        received.incrementAndGet();
+      }
+      allocated = threads.getThreadAllocatedBytes(self) - before;
+      sender.join(30_000);
+      assertNull(senderFailure.get());
+      assertFalse("fetched by get, not read directly",
+          s.region(1).isDirect());
+    } finally {
+      r.close();
+      sender.join(30_000);
+      for (long t : tokens) {
+        client.pool.release(t);
+      }
+    }
+    assertEquals((long) total * DATA, fetched());
+    System.out.println("receiving thread allocated " + allocated
+        + " bytes over " + measured + " packets fetched by get");
+    // Any object is at least 16 bytes: one per packet would show.
+    assertTrue("the receiving thread allocated " + allocated + " bytes for "
+        + measured + " packets", allocated >= 0 && allocated < 8L * measured);
+  }
+
+  /**
    * A DataNode that feeds the next one (chain) allocates nothing per packet
    * either: one thread receives each packet for DataNode k, offers it to
    * DataNode k+1's session in this JVM, receives it there from k's landing

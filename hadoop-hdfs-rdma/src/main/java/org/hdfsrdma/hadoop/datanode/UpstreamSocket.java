@@ -1,0 +1,76 @@
+package org.hdfsrdma.hadoop.datanode;
+
+import java.io.ByteArrayInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.SequenceInputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.ReadableByteChannel;
+import java.nio.channels.SelectableChannel;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A block's socket from its upstream (client or DataNode), watched while
+ * the block waits for descriptors: on the UCX path it carries no packet
+ * bytes, so end of stream means the client gave up the pipeline, and
+ * packet bytes before any UCX packet mean the client could not use UCX
+ * for the pipeline after all (the block then continues on the socket, from
+ * {@link #pushedBack}).
+ */
+final class UpstreamSocket {
+
+  private static final Logger LOG =
+      LoggerFactory.getLogger(UpstreamSocket.class);
+
+  private final SelectableChannel channel;
+  private final String block;
+  private final ByteBuffer probe = ByteBuffer.allocate(1);
+
+  /** @param channel the socket, non-blocking; null to not watch it */
+  UpstreamSocket(SelectableChannel channel, String block) {
+    this.channel = channel;
+    this.block = block;
+  }
+
+  /** Whether there is a socket to watch. */
+  boolean watched() {
+    return channel != null;
+  }
+
+  /**
+   * Reads at most one byte without waiting: true when the client sends
+   * packets over the socket (the byte is kept for {@link #pushedBack}).
+   *
+   * @param packetsReceived packets that came over UCX so far
+   * @throws IOException at end of stream, or on packet bytes after UCX
+   *     packets
+   */
+  boolean saysSomething(long packetsReceived) throws IOException {
+    probe.clear();
+    int n = ((ReadableByteChannel) channel).read(probe);
+    if (n < 0) {
+      throw new EOFException("the upstream of " + block
+          + " closed its connection while waiting for packet "
+          + packetsReceived + " over UCX");
+    }
+    if (n == 0) {
+      return false;
+    }
+    if (packetsReceived > 0) {
+      throw new IOException("packet bytes on the socket for " + block
+          + " after " + packetsReceived + " packets over UCX");
+    }
+    LOG.info("hdfs-rdma: the upstream of {} sends it over TCP (the client"
+        + " could not use UCX for the pipeline)", block);
+    return true;
+  }
+
+  /** The socket's stream with the byte read while watching put back. */
+  InputStream pushedBack(InputStream in) {
+    return new SequenceInputStream(
+        new ByteArrayInputStream(new byte[] {probe.get(0)}), in);
+  }
+}
