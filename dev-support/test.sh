@@ -19,6 +19,9 @@ if ! mvn -B -ntp verify "$@" 2>&1 | tee "$mvnlog"; then
   exit 1
 fi
 
+# The product's packages form no cycle (jdeps over the built classes).
+dev-support/package-cycles.sh
+
 # Hadoop's own tests: with the UCX path on, and on the stock jars.
 count() { # reports-dir
   find "$1" -name 'org.apache.hadoop.hdfs.Test*.txt' ! -name '*TestUcx*' \
