@@ -36,11 +36,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Chain and hybrid pipelines by get in a MiniDFSCluster: per DataNode of the
+ * Chain and hybrid pipelines in a MiniDFSCluster: per DataNode of the
  * pipeline, the counters show whom it fetched from (the client, or the
  * DataNode feeding it) and what it offered the next, every byte of every
- * replica went by get, and the files read back byte for byte, also after
- * the middle DataNode of a chain stopped in the middle of a block.
+ * replica went through UCX descriptors (read directly here: one JVM and
+ * host; by get across hosts in TestChainAcrossProcesses), and the files
+ * read back byte for byte, also after the middle DataNode of a chain
+ * stopped in the middle of a block.
  */
 public class TestChainDistribution {
 
@@ -91,27 +93,33 @@ public class TestChainDistribution {
   }
 
   /** One DataNode's counters: fetched, fetched from a DataNode, offered. */
+  /**
+   * Per DataNode (host:port): data bytes fetched, of them from the DataNode
+   * feeding it, offered the DataNode it feeds, and read directly.
+   */
   private static Map<String, long[]> counters() {
-    UcxRuntime r = UcxRuntime.current();
+    int[] kinds = {UcxDataNodeMetrics.FETCHED_BYTES,
+        UcxDataNodeMetrics.FETCHED_FROM_DATANODES,
+        UcxDataNodeMetrics.FORWARDED_BYTES, UcxDataNodeMetrics.READ_DIRECTLY};
     Map<String, long[]> c = new HashMap<String, long[]>();
-    for (Map.Entry<String, Long> e : UcxCounters.dataBytesFetchedByDataNode().entrySet()) {
-      c.computeIfAbsent(e.getKey(), k -> new long[3])[0] = e.getValue();
-    }
-    for (Map.Entry<String, Long> e
-        : UcxCounters.byDataNode(UcxDataNodeMetrics.FETCHED_FROM_DATANODES).entrySet()) {
-      c.computeIfAbsent(e.getKey(), k -> new long[3])[1] = e.getValue();
-    }
-    for (Map.Entry<String, Long> e : UcxCounters.byDataNode(UcxDataNodeMetrics.FORWARDED_BYTES).entrySet()) {
-      c.computeIfAbsent(e.getKey(), k -> new long[3])[2] = e.getValue();
+    for (int k = 0; k < kinds.length; k++) {
+      for (Map.Entry<String, Long> e
+          : UcxCounters.byDataNode(kinds[k]).entrySet()) {
+        c.computeIfAbsent(e.getKey(), n -> new long[4])[k] = e.getValue();
+      }
     }
     return c;
   }
 
   private static long[] delta(Map<String, long[]> before,
       Map<String, long[]> after, String node) {
-    long[] a = after.getOrDefault(node, new long[3]);
-    long[] b = before.getOrDefault(node, new long[3]);
-    return new long[] {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
+    long[] a = after.getOrDefault(node, new long[4]);
+    long[] b = before.getOrDefault(node, new long[4]);
+    long[] d = new long[4];
+    for (int k = 0; k < d.length; k++) {
+      d[k] = a[k] - b[k];
+    }
+    return d;
   }
 
   /**
@@ -146,8 +154,11 @@ public class TestChainDistribution {
       LOG.info("{}: DataNode {} of the pipeline ({}): fetched {}, from a"
           + " DataNode {}, offered the next {}", name, i + 1, pipeline[i],
           d[0], d[1], d[2]);
-      assertEquals("bytes DataNode " + (i + 1) + " fetched by get", size,
-          d[0]);
+      assertEquals("bytes DataNode " + (i + 1) + " fetched", size, d[0]);
+      // One JVM and host: read directly from the memory of whoever feeds
+      // it (the client's segment, or the feeding DataNode's landing pool).
+      assertEquals("bytes DataNode " + (i + 1) + " read directly", size,
+          d[3]);
       assertEquals("bytes DataNode " + (i + 1) + " fetched from the"
           + " DataNode feeding it", i < fed ? 0 : size, d[1]);
       assertEquals("bytes DataNode " + (i + 1) + " offered the DataNode it"
@@ -186,7 +197,7 @@ public class TestChainDistribution {
     }
   }
 
-  /** Files of several blocks and odd sizes, every byte by get. */
+  /** Files of several blocks and odd sizes, every byte through UCX. */
   @Test(timeout = 300_000)
   public void testChainCarriesEveryByte() throws Exception {
     try (FileSystem fs = client("chain", 2)) {
@@ -202,7 +213,7 @@ public class TestChainDistribution {
         }
         DFSTestUtil.waitReplication(fs, path, (short) 3);
         assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs, path));
-        assertEquals("bytes fetched by get", 3L * size,
+        assertEquals("bytes fetched through UCX descriptors", 3L * size,
             UcxCounters.dataBytesFetched() - fetched);
         assertEquals("bytes fetched from DataNodes", 2L * size,
             UcxCounters.dataBytesFetchedFromDataNodes()

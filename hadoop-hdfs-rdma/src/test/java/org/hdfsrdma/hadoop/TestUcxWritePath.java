@@ -25,8 +25,13 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Files written through the UCX path in a MiniDFSCluster, read back byte
- * for byte; the DataNodes' get counters prove UCX carried every byte to
- * every replica.
+ * for byte. Client and DataNodes share one JVM and host here, so each
+ * DataNode reads every packet directly from the client's shared-memory
+ * segment: UCX carried the descriptors and region announcements, not the
+ * bytes. The DataNodes' counters prove that every byte of every replica
+ * came that way (none on the socket, none by get); the get path is tested
+ * over tcp in TestUcxPacketReceiver and across hosts in
+ * TestChainAcrossProcesses.
  */
 public class TestUcxWritePath {
 
@@ -72,13 +77,17 @@ public class TestUcxWritePath {
     return total;
   }
 
-  /** Writes, reads back, and checks the bytes went over UCX get. */
+  /**
+   * Writes, reads back, and checks every replica's bytes were read directly
+   * from the client's registered memory, as the descriptors named them.
+   */
   private void writeAndCheck(String name, int size, short replication)
       throws Exception {
     byte[] data = new byte[size];
     new Random(size * 31L + replication).nextBytes(data);
     Path path = new Path("/ucx/" + name);
     long before = fetchedTotal();
+    long directBefore = UcxCounters.dataBytesReadDirectly();
     long tcpBlocks = UcxCounters.blocksOverTcp();
     try (FSDataOutputStream out = fs.create(path, replication)) {
       out.write(data);
@@ -87,10 +96,12 @@ public class TestUcxWritePath {
     assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs, path));
     long fetched = fetchedTotal() - before;
     Map<String, Long> byNode = UcxCounters.dataBytesFetchedByDataNode();
-    LOG.info("{}: {} bytes x {} replicas, {} fetched by UCX get ({})", name,
-        size, replication, fetched, byNode);
-    assertEquals("bytes fetched by UCX get", (long) size * replication,
-        fetched);
+    LOG.info("{}: {} bytes x {} replicas, {} read through UCX descriptors"
+        + " ({})", name, size, replication, fetched, byNode);
+    assertEquals("bytes read through UCX descriptors",
+        (long) size * replication, fetched);
+    assertEquals("every byte read directly from the client's segment",
+        fetched, UcxCounters.dataBytesReadDirectly() - directBefore);
     assertEquals("replicas whose packets came on the socket", tcpBlocks,
         UcxCounters.blocksOverTcp());
   }

@@ -66,6 +66,11 @@ public final class UcxCounters {
     return total(UcxDataNodeMetrics.FORWARDED_BYTES);
   }
 
+  /** Of those, read directly from a same-host client's shared memory. */
+  public static long dataBytesReadDirectly() {
+    return total(UcxDataNodeMetrics.READ_DIRECTLY);
+  }
+
   public static long packetsFetched() {
     return total(UcxDataNodeMetrics.PACKETS_FETCHED);
   }

@@ -47,12 +47,9 @@ import org.slf4j.LoggerFactory;
  * ({@link #forward}) and stays leased until the mirror's ack
  * ({@link #downstreamAcked}).
  *
- * <p>While waiting it watches the block's socket, which carries no packet
- * bytes on the UCX path: end of stream means the client gave up the
- * pipeline (fail now, as a socket read would), and packet bytes before any
- * UCX packet mean the client could not use UCX for the pipeline after all:
- * {@link #next} then returns false and the rest of the block is read from
- * {@link #socketStream} exactly as stock.
+ * <p>While waiting it watches the block's socket ({@link UpstreamSocket}):
+ * when the client sends the block there after all, {@link #next} returns
+ * false and the rest is read from {@link #socketStream} as stock.
  */
 public final class PacketFetcher implements Closeable {
 
@@ -218,7 +215,10 @@ public final class PacketFetcher implements Closeable {
     // From here to the packet's disk write this DataNode is the pipeline's
     // limit, not its upstream: what its ingest rate is measured over.
     busyFrom = System.nanoTime();
-    topUp();
+    // Take what already arrived into the window, up to full.
+    while (count < window && takeInto((first + count) % window)) {
+      // takeInto started the gets
+    }
     clock.since(Phase.DESCRIPTOR_WAIT, entered);
     int entry = first;
     descriptor.wrap(taken, entry * PacketDescriptor.LENGTH);
@@ -227,7 +227,9 @@ public final class PacketFetcher implements Closeable {
     current.dataLength = dataLength;
     int length = current.checksumLength + dataLength;
     if (length > 0) {
-      fetch(entry, length);
+      if (fetch(entry, length)) {
+        counters.add(UcxDataNodeMetrics.READ_DIRECTLY, dataLength);
+      }
       bytesFetched += length;
       counters.add(UcxDataNodeMetrics.FETCHED_BYTES, dataLength);
       counters.add(UcxDataNodeMetrics.PACKETS_FETCHED, 1);
@@ -260,8 +262,12 @@ public final class PacketFetcher implements Closeable {
     return l;
   }
 
-  /** Copies the packet of window entry {@code entry} into the heap buffer. */
-  private void fetch(int entry, int length) throws IOException {
+  /**
+   * Copies the packet of window entry {@code entry} into the heap buffer.
+   * Returns whether it was read directly (same-host shared memory) rather
+   * than fetched by get.
+   */
+  private boolean fetch(int entry, int length) throws IOException {
     RemoteRegion region = session.region(descriptor.regionId());
     if (region.isDirect()) {
       long copyFrom = clock.now();
@@ -285,7 +291,7 @@ public final class PacketFetcher implements Closeable {
         toForward = token;
       }
       clock.since(Phase.COPY, copyFrom);
-      return;
+      return true;
     }
     long waitFrom = clock.now();
     int slot = entry;
@@ -320,6 +326,7 @@ public final class PacketFetcher implements Closeable {
         landing.release(token);
       }
     }
+    return false;
   }
 
   /**
@@ -357,13 +364,6 @@ public final class PacketFetcher implements Closeable {
         overSocket = true;
         return false;
       }
-    }
-  }
-
-  /** Takes descriptors that already arrived into the window, up to full. */
-  private void topUp() throws IOException {
-    while (count < window && takeInto((first + count) % window)) {
-      // issued by takeInto
     }
   }
 

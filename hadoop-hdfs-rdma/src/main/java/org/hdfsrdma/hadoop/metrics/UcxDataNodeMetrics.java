@@ -42,9 +42,10 @@ public final class UcxDataNodeMetrics implements MetricsSource {
   public static final int FETCHED_FROM_DATANODES = 1;
   public static final int FORWARDED_BYTES = 2;
   public static final int PACKETS_FETCHED = 3;
+  public static final int READ_DIRECTLY = 4;
 
   private final String sourceName;
-  private final WriterCounters perPacket = new WriterCounters(4);
+  private final WriterCounters perPacket = new WriterCounters(5);
   private final AtomicLong blocksOverUcx = new AtomicLong();
   private final AtomicLong blocksOverTcp = new AtomicLong();
   private final PacketPhaseTimes times;
@@ -62,6 +63,10 @@ public final class UcxDataNodeMetrics implements MetricsSource {
   private final MutableCounterLong dataBytesForwarded = registry.newCounter(
       "DataBytesForwarded", "Data bytes this DataNode offered the DataNode"
           + " it feeds (chain, hybrid)", 0L);
+  private final MutableCounterLong dataBytesReadDirectly =
+      registry.newCounter("DataBytesReadDirectly", "Of DataBytesFetched,"
+          + " the bytes read directly from a same-host exposer's shared"
+          + " memory rather than by UCX get", 0L);
   private final MutableCounterLong packetsFetched = registry.newCounter(
       "PacketsFetched", "Packets this DataNode fetched over UCX", 0L);
   private final MutableCounterLong blocksOverUcxMetric = registry.newCounter(
@@ -134,6 +139,7 @@ public final class UcxDataNodeMetrics implements MetricsSource {
     Sources.advance(dataBytesFetchedFromDataNodes,
         get(FETCHED_FROM_DATANODES));
     Sources.advance(dataBytesForwarded, get(FORWARDED_BYTES));
+    Sources.advance(dataBytesReadDirectly, get(READ_DIRECTLY));
     Sources.advance(packetsFetched, get(PACKETS_FETCHED));
     Sources.advance(blocksOverUcxMetric, blocksOverUcx.get());
     Sources.advance(blocksOverTcpMetric, blocksOverTcp.get());

@@ -1165,7 +1165,9 @@ public class TestUcxPacketReceiver {
       }
     }
     assertEquals((long) total * DATA, fetched());
-    assertTrue("read directly", allocated >= 0);
+    assertEquals("every byte read directly", (long) total * DATA,
+        dataNode.metrics().get(UcxDataNodeMetrics.READ_DIRECTLY));
+    assertTrue(allocated >= 0);
     System.out.println("receiving thread allocated " + allocated
         + " bytes over " + measured + " packets");
     // Any object is at least 16 bytes: one per packet would show.
@@ -1234,6 +1236,8 @@ public class TestUcxPacketReceiver {
       }
     }
     assertEquals((long) total * DATA, fetched());
+    assertEquals("no byte read directly", 0,
+        dataNode.metrics().get(UcxDataNodeMetrics.READ_DIRECTLY));
     System.out.println("receiving thread allocated " + allocated
         + " bytes over " + measured + " packets fetched by get");
     // Any object is at least 16 bytes: one per packet would show.
