@@ -483,11 +483,13 @@ public final class Check extends Configured implements Tool {
   }
 
   /** The hdfs-rdma beans of live DataNodes by transfer address. */
-  private Map<String, DataNodeBean> beans(Map<String, String> httpByXfer) {
-    Map<String, DataNodeBean> beans = new HashMap<String, DataNodeBean>();
+  private Map<String, DataNodeJmxMetrics> beans(
+      Map<String, String> httpByXfer) {
+    Map<String, DataNodeJmxMetrics> beans =
+        new HashMap<String, DataNodeJmxMetrics>();
     for (Map.Entry<String, String> e : httpByXfer.entrySet()) {
       try {
-        DataNodeBean b = DataNodeBean.read(e.getValue());
+        DataNodeJmxMetrics b = DataNodeJmxMetrics.read(e.getValue());
         if (b != null) {
           beans.put(e.getKey(), b);
         }
@@ -532,7 +534,7 @@ public final class Check extends Configured implements Tool {
             + "): run --probe as the HDFS superuser to have their counters"
             + " checked too");
       }
-      Map<String, DataNodeBean> before = beans(httpByXfer);
+      Map<String, DataNodeJmxMetrics> before = beans(httpByXfer);
       long sentBefore = sent();
       try (FSDataOutputStream o = dfs.create(path, false)) {
         o.write(data);
@@ -651,23 +653,23 @@ public final class Check extends Configured implements Tool {
    */
   private void dataNodes(Map<String, Long> expected,
       Map<String, Integer> blocks, Map<String, String> httpByXfer,
-      Map<String, DataNodeBean> before) {
+      Map<String, DataNodeJmxMetrics> before) {
     long total = 0;
     for (Map.Entry<String, Long> e : expected.entrySet()) {
       String node = e.getKey();
       String http = httpByXfer.get(node);
       long want = e.getValue();
-      DataNodeBean b0 = before.get(node);
+      DataNodeJmxMetrics b0 = before.get(node);
       long f0 = b0 == null ? 0 : b0.dataBytesFetched();
       long u0 = b0 == null ? 0 : b0.blocksOverUcx();
       long t0 = b0 == null ? 0 : b0.blocksOverTcp();
-      DataNodeBean b1 = null;
+      DataNodeJmxMetrics b1 = null;
       long deadline = System.currentTimeMillis() + BEAN_WAIT_MS;
       try {
         do {
           // Done when the bytes are there, or when the node counted its
           // replicas and some came over TCP (then they never will be).
-          b1 = DataNodeBean.read(http);
+          b1 = DataNodeJmxMetrics.read(http);
           if (b1 == null || b1.dataBytesFetched() - f0 >= want
               || (b1.blocksOverTcp() > t0 && b1.blocksOverUcx() - u0
                   + b1.blocksOverTcp() - t0 >= blocks.get(node))) {
@@ -685,7 +687,7 @@ public final class Check extends Configured implements Tool {
       }
       if (b1 == null) {
         finding(Level.PROBLEM, "probe", "DataNode " + node + " (http://"
-            + http + ") has no " + DataNodeBean.NAME + " bean: hdfs-rdma"
+            + http + ") has no " + DataNodeJmxMetrics.NAME + " bean: hdfs-rdma"
             + " is not running there (no agent, no UcxDataNodePlugin in its"
             + " dfs.datanode.plugins, or UCX off: see its log)");
         continue;
