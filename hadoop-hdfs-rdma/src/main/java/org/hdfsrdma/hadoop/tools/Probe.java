@@ -35,10 +35,27 @@ import org.hdfsrdma.hadoop.tools.Findings.Level;
  * DataNodes needs the HDFS superuser), compared with a reading taken
  * before the write. Public HDFS API only, so that it runs the same on
  * every Hadoop the check may run on.
+ *
+ * <p>The DataNodes' counters are metrics2 sources, and JMX serves a
+ * source's values as of its last snapshot, which metrics2 refreshes on a
+ * read only when the metrics period ({@code *.period} in the DataNode's
+ * hadoop-metrics2.properties, 10 s by default) has passed since the
+ * previous refresh: a reading after the write may be up to one period
+ * old (the reading before it too, which can only add other writers' bytes
+ * to what the probe asks for, at least its own). So the probe polls each
+ * DataNode until its counters show the probe's replicas, or show that
+ * they came over TCP, for up to {@link #COUNTERS_WAIT_MS} in all, three
+ * default periods; a DataNode still short then is a PROBLEM whose line
+ * names the period as the likely cause.
  */
 final class Probe {
 
-  private static final long BEAN_WAIT_MS = 10_000;
+  /**
+   * How long the probe polls the DataNodes' counters for its replicas, in
+   * all: three of metrics2's default 10 s periods, as /jmx lags by one.
+   */
+  private static final long COUNTERS_WAIT_MS = 30_000;
+  private static final long COUNTERS_POLL_MS = 100;
   /** How long the probe waits for the NameNode to list every replica. */
   private static final long REPLICAS_WAIT_MS = 10_000;
   private static final long REPLICAS_POLL_MS = 100;
@@ -226,12 +243,15 @@ final class Probe {
   /**
    * Each DataNode of the probe's pipelines must have fetched at least its
    * replicas' bytes by UCX get since before the write (other writers may
-   * add to its counter, never take away).
+   * add to its counter, never take away). One deadline for all DataNodes:
+   * their snapshots age while the probe waits for any of them.
    */
   private void dataNodes(Map<String, Long> expected,
       Map<String, Integer> blocks, Map<String, String> httpByXfer,
       Map<String, DataNodeJmxMetrics> before) {
     long total = 0;
+    long deadline = System.nanoTime()
+        + TimeUnit.MILLISECONDS.toNanos(COUNTERS_WAIT_MS);
     for (Map.Entry<String, Long> e : expected.entrySet()) {
       String node = e.getKey();
       String http = httpByXfer.get(node);
@@ -240,20 +260,21 @@ final class Probe {
       long f0 = b0 == null ? 0 : b0.dataBytesFetched();
       long u0 = b0 == null ? 0 : b0.blocksOverUcx();
       long t0 = b0 == null ? 0 : b0.blocksOverTcp();
-      DataNodeJmxMetrics b1 = null;
-      long deadline = System.currentTimeMillis() + BEAN_WAIT_MS;
+      DataNodeJmxMetrics b1;
+      boolean settled;
       try {
-        do {
+        while (true) {
           // Done when the bytes are there, or when the node counted its
           // replicas and some came over TCP (then they never will be).
           b1 = DataNodeJmxMetrics.read(http);
-          if (b1 == null || b1.dataBytesFetched() - f0 >= want
+          settled = b1 == null || b1.dataBytesFetched() - f0 >= want
               || (b1.blocksOverTcp() > t0 && b1.blocksOverUcx() - u0
-                  + b1.blocksOverTcp() - t0 >= blocks.get(node))) {
+                  + b1.blocksOverTcp() - t0 >= blocks.get(node));
+          if (settled || System.nanoTime() - deadline >= 0) {
             break;
           }
-          Thread.sleep(100);
-        } while (System.currentTimeMillis() < deadline);
+          Thread.sleep(COUNTERS_POLL_MS);
+        }
       } catch (IOException ex) {
         findings.add(Level.PROBLEM, "probe", "DataNode " + node + ": cannot"
             + " read http://" + http + "/jmx: " + ex);
@@ -279,6 +300,15 @@ final class Probe {
       String transports = b1.getString("tag.Transports");
       if (transports != null && !transports.isEmpty()) {
         counts += "; transports " + transports;
+      }
+      if (!settled) {
+        // Short of the probe's bytes after the whole wait.
+        long waited = COUNTERS_WAIT_MS / 1000;
+        counts += "; still short after polling its counters for " + waited
+            + " s: /jmx serves them as of metrics2's last snapshot,"
+            + " refreshed at most once a metrics period (*.period in the"
+            + " DataNode's hadoop-metrics2.properties, 10 s by default), so"
+            + " a period of " + waited + " s or more is a likely cause";
       }
       findings.add(fetched >= want ? Level.OK : Level.PROBLEM, "probe",
           "DataNode " + node + " " + counts);
