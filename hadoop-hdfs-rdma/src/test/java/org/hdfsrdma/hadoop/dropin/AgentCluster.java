@@ -25,7 +25,7 @@ import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
 import org.apache.hadoop.hdfs.protocol.HdfsConstants.DatanodeReportType;
 import org.apache.hadoop.test.GenericTestUtils;
 import org.hdfsrdma.hadoop.FreePorts;
-import org.hdfsrdma.hadoop.tools.DataNodeBean;
+import org.hdfsrdma.hadoop.tools.DataNodeJmxMetrics;
 
 /**
  * HDFS installed the way the README says: a NameNode and DataNodes, each
@@ -289,7 +289,7 @@ public final class AgentCluster implements Closeable {
    * source's values on a read a metrics period (one second) after the
    * last, so this waits that long first.
    */
-  Map<String, DataNodeBean> beans() throws IOException {
+  Map<String, DataNodeJmxMetrics> beans() throws IOException {
     final long fresh = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1100);
     try {
       GenericTestUtils.waitFor(() -> System.nanoTime() - fresh >= 0, 20,
@@ -297,9 +297,10 @@ public final class AgentCluster implements Closeable {
     } catch (TimeoutException | InterruptedException e) {
       throw new IOException("interrupted waiting for fresh metrics", e);
     }
-    Map<String, DataNodeBean> beans = new HashMap<String, DataNodeBean>();
+    Map<String, DataNodeJmxMetrics> beans =
+        new HashMap<String, DataNodeJmxMetrics>();
     for (DatanodeInfo d : fs.getDataNodeStats(DatanodeReportType.LIVE)) {
-      DataNodeBean b = DataNodeBean.read(d.getInfoAddr());
+      DataNodeJmxMetrics b = DataNodeJmxMetrics.read(d.getInfoAddr());
       if (b != null) {
         beans.put(d.getXferAddr(), b);
       }
@@ -310,7 +311,7 @@ public final class AgentCluster implements Closeable {
   /** Data bytes all DataNodes fetched by UCX get (their beans). */
   long fetched() throws IOException {
     long n = 0;
-    for (DataNodeBean b : beans().values()) {
+    for (DataNodeJmxMetrics b : beans().values()) {
       n += b.dataBytesFetched();
     }
     return n;
@@ -319,7 +320,7 @@ public final class AgentCluster implements Closeable {
   /** Client block replicas all DataNodes received over UCX. */
   long blocksOverUcx() throws IOException {
     long n = 0;
-    for (DataNodeBean b : beans().values()) {
+    for (DataNodeJmxMetrics b : beans().values()) {
       n += b.blocksOverUcx();
     }
     return n;
@@ -328,7 +329,7 @@ public final class AgentCluster implements Closeable {
   /** Client block replicas all DataNodes received over TCP. */
   long blocksOverTcp() throws IOException {
     long n = 0;
-    for (DataNodeBean b : beans().values()) {
+    for (DataNodeJmxMetrics b : beans().values()) {
       n += b.blocksOverTcp();
     }
     return n;

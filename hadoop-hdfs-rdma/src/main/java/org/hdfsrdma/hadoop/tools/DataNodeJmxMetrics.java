@@ -1,5 +1,6 @@
 package org.hdfsrdma.hadoop.tools;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.HttpURLConnection;
@@ -14,13 +15,17 @@ import org.hdfsrdma.hadoop.metrics.UcxJvmMetrics;
 /**
  * One DataNode's hdfs-rdma metrics as its web server serves them in JMX
  * ({@code /jmx}), the way an operator's monitoring would read them: the
- * DataNode's source
+ * DataNode's metrics2 source
  * {@code Hadoop:service=DataNode,name=HdfsRdmaDataNode-<host>-<port>}
  * ({@code UcxDataNodeMetrics}: bytes fetched, blocks) and its JVM's
  * {@code Hadoop:service=DataNode,name=HdfsRdma} ({@code UcxJvmMetrics}:
- * transports), read in one query.
+ * transports), read in one query. Being metrics2 sources, not beans of
+ * their own, they show their values as of metrics2's last snapshot, which
+ * a read refreshes only when a metrics period ({@code *.period} in
+ * hadoop-metrics2.properties, 10 s by default) has passed since the
+ * previous refresh: a read can be up to one period old.
  */
-public final class DataNodeBean {
+public final class DataNodeJmxMetrics {
 
   /** The JMX query that finds both beans (one DataNode per web server). */
   public static final String NAME = "Hadoop:service=DataNode,name="
@@ -34,7 +39,7 @@ public final class DataNodeBean {
 
   private final String json;
 
-  private DataNodeBean(String json) {
+  private DataNodeJmxMetrics(String json) {
     this.json = json;
   }
 
@@ -45,7 +50,7 @@ public final class DataNodeBean {
    *
    * @throws IOException when the web server cannot be read
    */
-  public static DataNodeBean read(String httpAddress) throws IOException {
+  public static DataNodeJmxMetrics read(String httpAddress) throws IOException {
     URL url = new URL("http://" + httpAddress + "/jmx?qry=" + NAME);
     HttpURLConnection c = (HttpURLConnection) url.openConnection();
     c.setConnectTimeout(TIMEOUT_MS);
@@ -56,7 +61,7 @@ public final class DataNodeBean {
       }
       String json;
       try (InputStream in = c.getInputStream()) {
-        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
         byte[] buf = new byte[8192];
         for (int n; (n = in.read(buf)) > 0;) {
           out.write(buf, 0, n);
@@ -65,7 +70,7 @@ public final class DataNodeBean {
       }
       return json.contains("\"name\" : \"" + NAME_PREFIX)
           || json.contains("\"name\":\"" + NAME_PREFIX)
-          ? new DataNodeBean(json) : null;
+          ? new DataNodeJmxMetrics(json) : null;
     } finally {
       c.disconnect();
     }

@@ -1,0 +1,146 @@
+package org.hdfsrdma.hadoop.tools;
+
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+import org.apache.hadoop.conf.Configuration;
+import org.hdfsrdma.hadoop.UcxDataNodePlugin;
+import org.hdfsrdma.hadoop.client.DistributionPolicy;
+import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
+import org.hdfsrdma.hadoop.conf.RdmaConf;
+import org.hdfsrdma.hadoop.tools.Findings.Level;
+
+/**
+ * The configuration as hdfs-rdma sees it: every key of
+ * hdfs-rdma-default.xml with its effective value and where that came from
+ * (an operator's first question is often which file set it), keys that
+ * look like hdfs-rdma's but are not (a typo keeps a default), the
+ * settings that keep writes on TCP (data-transfer encryption or SASL
+ * integrity/privacy, the path switched off, the DataNode plugin missing),
+ * and what a writer in a JVM like this one would do with pipelines.
+ */
+final class SettingsReport {
+
+  private final Findings findings;
+  private final Configuration conf;
+
+  SettingsReport(Findings findings, Configuration conf) {
+    this.findings = findings;
+    this.conf = conf;
+  }
+
+  /** Keys and defaults of hdfs-rdma-default.xml, sorted by key. */
+  private static Map<String, String> defaults() {
+    Configuration xml = new Configuration(false);
+    xml.addResource(HdfsRdmaConfigKeys.DEFAULT_RESOURCE);
+    Map<String, String> defaults = new TreeMap<String, String>();
+    for (Map.Entry<String, String> e : xml) {
+      defaults.put(e.getKey(), e.getValue());
+    }
+    return defaults;
+  }
+
+  /** The resource that set {@code key} last, as Hadoop recorded it. */
+  private String source(String key) {
+    String[] sources = conf.getPropertySources(key);
+    return sources == null || sources.length == 0 ? "set"
+        : sources[sources.length - 1];
+  }
+
+  /**
+   * Reports every setting, then what keeps a writer ({@code client}) or a
+   * DataNode ({@code dataNode}) with this configuration on TCP.
+   */
+  void report(boolean client, boolean dataNode) {
+    Map<String, String> defaults = defaults();
+    for (Map.Entry<String, String> d : defaults.entrySet()) {
+      String value = conf.get(d.getKey());
+      findings.add(Level.INFO, "setting", d.getKey() + "=" + (value == null
+          ? d.getValue() + " (default)"
+          : value + " (" + source(d.getKey()) + ")"));
+    }
+    for (Map.Entry<String, String> e : conf) {
+      String k = e.getKey();
+      if (k.matches("dfs\\.(client\\.|datanode\\.)?rdma\\..*")
+          && !defaults.containsKey(k)) {
+        findings.add(Level.WARN, "setting", k + "=" + e.getValue() + " ("
+            + source(k) + ") is not an hdfs-rdma key; see "
+            + HdfsRdmaConfigKeys.DEFAULT_RESOURCE);
+      }
+    }
+    String protection = conf.getTrimmed("dfs.data.transfer.protection", "");
+    boolean encrypted = conf.getBoolean("dfs.encrypt.data.transfer", false)
+        || protection.contains("integrity") || protection.contains("privacy");
+    if (encrypted) {
+      findings.add(Level.PROBLEM, "setting", "dfs.encrypt.data.transfer or"
+          + " a dfs.data.transfer.protection of integrity/privacy is set:"
+          + " UCX gives no such protection, so writes stay on TCP");
+    }
+    if (client && !conf.getBoolean(
+        HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY,
+        HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_DEFAULT)) {
+      findings.add(Level.PROBLEM, "setting",
+          HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY + " is not true:"
+          + " this JVM's writes stay on TCP");
+    }
+    if (dataNode) {
+      dataNode();
+    }
+  }
+
+  /** What keeps a DataNode with this configuration from serving UCX. */
+  private void dataNode() {
+    if (!conf.getBoolean(HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ENABLED_KEY,
+        HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ENABLED_DEFAULT)) {
+      findings.add(Level.PROBLEM, "setting",
+          HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ENABLED_KEY + " is not"
+          + " true: a DataNode with this configuration receives over TCP");
+    }
+    String plugin = UcxDataNodePlugin.class.getName();
+    List<String> plugins = Arrays.asList(
+        conf.getTrimmedStrings("dfs.datanode.plugins"));
+    if (plugins.contains(plugin)) {
+      findings.add(Level.OK, "datanode plugin", plugin
+          + " in dfs.datanode.plugins");
+    } else {
+      findings.add(Level.PROBLEM, "datanode plugin", plugin + " is not in"
+          + " dfs.datanode.plugins (" + plugins + "): a DataNode with this"
+          + " configuration starts no UCX and receives over TCP");
+    }
+  }
+
+  /**
+   * Whether a writer in a JVM like this one would start UCX (checked before
+   * this check starts UCX itself), and how it distributes pipelines.
+   */
+  void distribution() {
+    RdmaConf rdma = new RdmaConf(conf);
+    String why = DistributionPolicy.reasonNotToStart(rdma);
+    if (why == null) {
+      findings.add(Level.INFO, "distribution", rdma.distribution()
+          + ": writers start UCX; " + shape(rdma));
+    } else {
+      findings.add(Level.WARN, "distribution", "writers in a JVM like this"
+          + " one would not start UCX and write over TCP: " + why + " ("
+          + HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_DISTRIBUTION_KEY
+          + "=fan-out forces UCX)");
+    }
+  }
+
+  /** What pipelines look like under the client's distribution. */
+  private static String shape(RdmaConf rdma) {
+    switch (rdma.distribution()) {
+    case FAN_OUT:
+      return "pipelines fan out where every get is one-sided or emulated";
+    case CHAIN:
+      return "every DataNode fetches from the one before it (chain)";
+    case HYBRID:
+      return "the client feeds the first " + rdma.hybridFeeders()
+          + " DataNodes of a pipeline, those feed the rest (hybrid)";
+    default:
+      return "pipelines fan out where every get is one-sided";
+    }
+  }
+}
