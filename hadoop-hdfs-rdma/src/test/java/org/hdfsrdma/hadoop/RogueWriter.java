@@ -97,7 +97,7 @@ final class RogueWriter implements Closeable {
     }
   }
 
-  /** The session id the DataNode opened for this block, as the writer knows it. */
+  /** The session id the DataNode opened for this block, as the writer knows. */
   long sessionId(WriteRequest request, String dataNodeXferAddr) {
     return SessionIds.of(null, request.getNonce(),
         block.getBlockPoolId(), dataNodeXferAddr, block.getBlockId(),

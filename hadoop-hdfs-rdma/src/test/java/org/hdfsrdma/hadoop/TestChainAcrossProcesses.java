@@ -81,7 +81,8 @@ public class TestChainAcrossProcesses {
       } finally {
         fs.close();
       }
-      assertEquals(1, UcxRuntime.current().metrics().pipelines(PipelineOutcome.CHAIN));
+      assertEquals(1, UcxRuntime.current().metrics().pipelines(
+          PipelineOutcome.CHAIN));
       // Per DataNode: fetched from a DataNode, offered the next one.
       List<String> shapes = new ArrayList<String>();
       for (DataNodeProcess dn : processes.dataNodes()) {

@@ -164,7 +164,8 @@ public class TestChainDistribution {
       assertEquals("bytes DataNode " + (i + 1) + " offered the DataNode it"
           + " feeds", i + fed < pipeline.length ? size : 0, d[2]);
     }
-    assertEquals(pipelines + 1, UcxRuntime.current().metrics().pipelines(outcome));
+    assertEquals(pipelines + 1,
+        UcxRuntime.current().metrics().pipelines(outcome));
     assertEquals("replicas whose packets came on the socket", tcpBlocks,
         UcxCounters.blocksOverTcp());
     // Every landing buffer offered downstream came back with its ack.

@@ -93,11 +93,14 @@ public class TestDistributionPolicy {
           DistributionPolicy.fetchesByGet(DistributionMode.AUTO, r));
       assertEquals(r.toString(), r != Reach.UNREACHABLE,
           DistributionPolicy.fetchesByGet(DistributionMode.FAN_OUT, r));
-      assertFalse(r.toString(), DistributionPolicy.fetchesByGet(DistributionMode.TCP, r));
+      assertFalse(r.toString(),
+          DistributionPolicy.fetchesByGet(DistributionMode.TCP, r));
     }
 
-    assertEquals(DistributionMode.AUTO, new RdmaConf(new Configuration()).distribution());
-    assertEquals(DistributionMode.FAN_OUT, distribution(" Fan-Out ").distribution());
+    assertEquals(DistributionMode.AUTO,
+        new RdmaConf(new Configuration()).distribution());
+    assertEquals(DistributionMode.FAN_OUT,
+        distribution(" Fan-Out ").distribution());
     assertEquals(DistributionMode.TCP, distribution("tcp").distribution());
     assertEquals("a typo falls back to auto", DistributionMode.AUTO,
         distribution("fanout").distribution());
@@ -107,7 +110,8 @@ public class TestDistributionPolicy {
   @Test(timeout = 10_000)
   public void testFeedersOfEachShape() throws Exception {
     assertEquals(DistributionMode.CHAIN, distribution("chain").distribution());
-    assertEquals(DistributionMode.HYBRID, distribution(" Hybrid").distribution());
+    assertEquals(DistributionMode.HYBRID,
+        distribution(" Hybrid").distribution());
     assertEquals(0, DistributionPolicy.feeders(DistributionMode.AUTO, 3, 2));
     assertEquals(0, DistributionPolicy.feeders(DistributionMode.FAN_OUT, 3, 2));
     assertEquals(1, DistributionPolicy.feeders(DistributionMode.CHAIN, 3, 2));
@@ -170,9 +174,11 @@ public class TestDistributionPolicy {
       UcxRuntime runtime = UcxRuntime.current();
       assertNotNull("the DataNodes' markers let the client start UCX",
           runtime);
-      assertEquals(2, runtime.metrics().pipelines(PipelineOutcome.TCP_EMULATED_GETS));
+      assertEquals(2,
+          runtime.metrics().pipelines(PipelineOutcome.TCP_EMULATED_GETS));
       assertEquals(0, runtime.metrics().pipelines(PipelineOutcome.FAN_OUT));
-      assertEquals("no descriptor was sent", 0, runtime.metrics().dataBytesSent());
+      assertEquals("no descriptor was sent", 0,
+          runtime.metrics().dataBytesSent());
       for (DataNodeProcess dn : processes.dataNodes()) {
         assertEquals(0, ProcessCluster.rdmaBean(dn, "DataBytesFetched"));
         assertEquals(2, ProcessCluster.rdmaBean(dn, "BlocksOverTcp"));

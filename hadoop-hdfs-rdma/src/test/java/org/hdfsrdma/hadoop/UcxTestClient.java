@@ -69,7 +69,8 @@ public final class UcxTestClient implements Closeable {
       throws Exception {
     UcxEndpoint e = runtime.connect(runtime.workerAddress(),
         "the DataNode under test").get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
-    return new UcxTestClient(runtime.worker(), runtime.pools().client(packetSize),
+    return new UcxTestClient(runtime.worker(),
+        runtime.pools().client(packetSize),
         e, null, null);
   }
 
@@ -137,7 +138,8 @@ public final class UcxTestClient implements Closeable {
    * Announces the pool region holding {@code token} to {@code session}
    * under {@code regionId}.
    */
-  public void announce(long session, int regionId, long token) throws IOException {
+  public void announce(long session, int regionId, long token)
+      throws IOException {
     int region = pool.regionId(token);
     announceRaw(session, regionId, pool.regionAddress(region),
         pool.regionLength(region), pool.regionKey(region));

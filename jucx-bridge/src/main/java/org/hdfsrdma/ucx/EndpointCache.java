@@ -58,7 +58,8 @@ public final class EndpointCache implements Closeable {
         hits.incrementAndGet();
         return current;
       }
-      CompletableFuture<UcxEndpoint> fresh = new CompletableFuture<UcxEndpoint>();
+      CompletableFuture<UcxEndpoint> fresh =
+          new CompletableFuture<UcxEndpoint>();
       boolean installed = current == null
           ? endpoints.putIfAbsent(key, fresh) == null
           : endpoints.replace(key, current, fresh);

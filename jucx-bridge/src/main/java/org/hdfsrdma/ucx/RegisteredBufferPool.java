@@ -151,7 +151,8 @@ public final class RegisteredBufferPool implements Closeable {
     if (token != NO_LEASE) {
       return token;
     }
-    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+    long deadline = System.nanoTime()
+        + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
     boolean counted = false;
     lock.lock();
     try {

@@ -77,8 +77,8 @@ public final class DistributionPolicy {
    * CPU (measured: class and library loading, context, worker), which an
    * {@code hdfs dfs -put} of a small file pays in full; with no RDMA device
    * on the host and no DataNode serving UCX on it, no get could be
-   * one-sided, so in {@link DistributionMode#AUTO} every pipeline would stay on TCP
-   * anyway.
+   * one-sided, so in {@link DistributionMode#AUTO} every pipeline would
+   * stay on TCP anyway.
    */
   public static String reasonNotToStart(RdmaConf conf) {
     switch (conf.distribution()) {
@@ -94,7 +94,8 @@ public final class DistributionPolicy {
     if (Reach.rdmaDevicesPresent() || LocalDataNodeMarker.anyAlive()) {
       return null;
     }
-    return "this host has no RDMA device (" + Reach.rdmaDevices() + " is empty) and"
+    return "this host has no RDMA device (" + Reach.rdmaDevices()
+        + " is empty) and"
         + " no DataNode serving UCX runs on it as this user, so no get could"
         + " be one-sided";
   }

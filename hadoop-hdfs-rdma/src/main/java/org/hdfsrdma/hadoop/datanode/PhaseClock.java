@@ -13,7 +13,7 @@ import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes.Phase;
 final class PhaseClock {
 
   private final PacketPhaseTimes times;
-  /** The last mark and when; none between a packet's disk write and the next. */
+  /** The last mark and when; none from a disk write to the next packet. */
   private Phase lastMark;
   private long lastMarkNanos;
 

@@ -28,7 +28,8 @@ import org.apache.hadoop.metrics2.lib.MutableGaugeLong;
  * ({@link UcxJvmMetrics#dataNodes}), for its totals line.
  */
 @InterfaceAudience.Private
-@Metrics(about = "hdfs-rdma: what one DataNode received over UCX", context = "dfs")
+@Metrics(about = "hdfs-rdma: what one DataNode received over UCX",
+    context = "dfs")
 public final class UcxDataNodeMetrics implements MetricsSource {
 
   /** The source name's prefix; the DataNode's host and port follow. */

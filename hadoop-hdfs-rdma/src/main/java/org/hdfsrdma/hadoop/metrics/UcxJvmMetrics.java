@@ -35,7 +35,8 @@ import org.hdfsrdma.ucx.PoolMetrics;
  * reach its log and {@code hdfsrdma.stats.file} instead ({@link Totals}).
  */
 @InterfaceAudience.Private
-@Metrics(about = "hdfs-rdma: this JVM's UCX runtime and its clients", context = "dfs")
+@Metrics(about = "hdfs-rdma: this JVM's UCX runtime and its clients",
+    context = "dfs")
 public final class UcxJvmMetrics implements MetricsSource {
 
   /** The metrics2 source and record name, the JMX bean's {@code name=}. */

@@ -169,7 +169,10 @@ public final class UcxDataNodeWrite {
     return write != null && write.isCommitted();
   }
 
-  /** Closes an uncommitted session (a committed one closes with its receiver). */
+  /**
+   * Closes an uncommitted session (a committed one closes with its
+   * receiver).
+   */
   public void close() {
     if (write != null) {
       write.close();

@@ -111,7 +111,8 @@ public class TestUcxPacketReceiver {
   public void tearDown() {
     try {
       if (runtime != null) {
-        assertEquals("every session closed", 0, DataNodeServer.of(runtime).sessions().size());
+        assertEquals("every session closed", 0,
+            DataNodeServer.of(runtime).sessions().size());
       }
     } finally {
       // Each side closes its endpoints while the other still answers, so
@@ -150,7 +151,8 @@ public class TestUcxPacketReceiver {
     do {
       session = random.nextLong();
     } while (session == 0);
-    return DataNodeServer.of(runtime).sessions().open(session, BLOCK, STAMP, PACKET_SIZE,
+    return DataNodeServer.of(runtime).sessions().open(session, BLOCK, STAMP,
+        PACKET_SIZE,
         maxQueued, 64, "test block " + Long.toHexString(session));
   }
 
@@ -345,7 +347,8 @@ public class TestUcxPacketReceiver {
     start();
     try (UcxBlockSession s = open(16)) {
       try {
-        DataNodeServer.of(runtime).sessions().open(session, BLOCK + 1, STAMP, PACKET_SIZE, 16,
+        DataNodeServer.of(runtime).sessions().open(session, BLOCK + 1, STAMP,
+            PACKET_SIZE, 16,
             64, "second");
         fail("two sessions with one id");
       } catch (IOException expected) {
@@ -353,7 +356,8 @@ public class TestUcxPacketReceiver {
             expected.getMessage().contains(s.description()));
       }
       try {
-        DataNodeServer.of(runtime).sessions().open(0, BLOCK, STAMP, PACKET_SIZE, 16, 64, "zero");
+        DataNodeServer.of(runtime).sessions().open(0, BLOCK, STAMP,
+            PACKET_SIZE, 16, 64, "zero");
         fail("session id 0");
       } catch (IOException expected) {
       }
@@ -409,7 +413,8 @@ public class TestUcxPacketReceiver {
       // The block stays failed: a good packet now is refused too.
       long refused = runtime.metrics().rejectedMessages();
       describe(client, good, 6, 0);
-      GenericTestUtils.waitFor(() -> runtime.metrics().rejectedMessages() > refused,
+      GenericTestUtils.waitFor(
+          () -> runtime.metrics().rejectedMessages() > refused,
           10, 30_000);
       try {
         receive(r);
@@ -585,7 +590,8 @@ public class TestUcxPacketReceiver {
           client.pool.address(token) + AT, CHECKSUMS, DATA);
       client.announce(session - 1, 1, token);
       GenericTestUtils.waitFor(
-          () -> runtime.metrics().rejectedMessages() == rejected + 2, 10, 30_000);
+          () -> runtime.metrics().rejectedMessages() == rejected + 2, 10,
+          30_000);
       assertNull(s.failure());
       assertEquals(0, s.queued());
       describe(client, token, 0, 0);
@@ -918,7 +924,8 @@ public class TestUcxPacketReceiver {
     startTcp(true);
     intruder = UcxTestClient.separate("tcp", runtime.workerAddress(),
         AT + PACKET_SIZE, 1);
-    GenericTestUtils.waitFor(() -> DataNodeServer.of(runtime).clientConnections() == 2, 10,
+    GenericTestUtils.waitFor(
+        () -> DataNodeServer.of(runtime).clientConnections() == 2, 10,
         30_000);
     long[] tokens = new long[2];
     try {
@@ -1265,7 +1272,8 @@ public class TestUcxPacketReceiver {
     do {
       fedId = random.nextLong();
     } while (fedId == 0 || fedId == session);
-    UcxBlockSession fed = DataNodeServer.of(runtime).sessions().open(fedId, BLOCK, STAMP,
+    UcxBlockSession fed = DataNodeServer.of(runtime).sessions().open(fedId,
+        BLOCK, STAMP,
         PACKET_SIZE, 64, 64, "fed test block");
     RegisteredBufferPool landing = runtime.pools().landing();
     long landingInUse = landing.metrics().inUseBytes();
