@@ -22,7 +22,7 @@ import org.junit.Test;
  * Spark 3.3 ships) started with the drop-in jar as agent writes to a
  * patched cluster over TCP: no exception, the file intact, and one log
  * line saying why. With the jar first on the class path this client died
- * with NoSuchMethodError (issue 10).
+ * with NoSuchMethodError, before the jar became an agent.
  */
 public class TestHadoop3Client {
 

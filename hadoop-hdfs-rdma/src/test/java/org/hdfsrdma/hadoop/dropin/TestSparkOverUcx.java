@@ -41,12 +41,13 @@ import org.junit.Test;
  * tasks run in the driver JVM.
  *
  * <p>On a Hadoop 2.9.2 client (test-apps/spark) the job writes through
- * UCX: the DataNodes' beans show exactly three times what the driver sent
+ * UCX: the DataNodes' metrics show exactly three times what the driver sent
  * as UCX descriptors, which is exactly what it wrote, and the check
  * command submitted the same way passes its probe. Spark as published, on
  * its Hadoop 3.3 client (test-apps/spark-stock), crashed with the jar
- * first on its class path (issue 10): with the agent the job writes over
- * TCP and one line says why, and the check says so in PROBLEM lines.
+ * first on its class path (before the jar became an agent): with the
+ * agent the job writes over TCP and one line says why, and the check says
+ * so in PROBLEM lines.
  */
 public class TestSparkOverUcx {
 
