@@ -1112,13 +1112,39 @@ public class TestUcxPacketReceiver {
    * The same-host path allocates nothing per packet on the receiving
    * thread: over 1,000 packets, with a sender on another thread keeping
    * descriptors coming, the receiving thread's allocated bytes (the JVM's
-   * own count) stay within a small constant per packet. Every packet's
-   * first and last data bytes are checked without allocating.
+   * own count) stay within a small constant per packet, every byte read
+   * directly. With the block's socket watched, as a DataNode's receiver
+   * runs.
    */
   @Test(timeout = 300_000)
   public void testDirectPathAllocatesNothingPerPacket() throws Exception {
     start();
-    final int buffers = 16;
+    try (SocketPair socket = new SocketPair()) {
+      assertAllocatesNothingPerPacket(16, socket, true);
+    }
+  }
+
+  /**
+   * The get path allocates nothing per packet on the receiving thread
+   * either: packets in another worker's memory (UCX's tcp transport, gets
+   * emulated, four in flight) are fetched into landing buffers and copied
+   * out, none read directly.
+   */
+  @Test(timeout = 300_000)
+  public void testGetPathAllocatesNothingPerPacket() throws Exception {
+    startTcp(true);
+    assertAllocatesNothingPerPacket(8, null, false);
+  }
+
+  /**
+   * Receives 3,000 packets of {@code buffers} client buffers on this thread
+   * while a sender thread describes them, checking every packet's first
+   * and last data bytes without allocating; asserts this thread allocated
+   * under 8 bytes per packet over the last 1,000 (any object is at least
+   * 16 bytes: one per packet would show), and which way the bytes came.
+   */
+  private void assertAllocatesNothingPerPacket(int buffers, SocketPair socket,
+      boolean direct) throws Exception {
     final int warmUp = 2_000;
     final int measured = 1_000;
     final int total = warmUp + measured;
@@ -1139,8 +1165,7 @@ public class TestUcxPacketReceiver {
     com.sun.management.ThreadMXBean threads =
         (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
     long self = Thread.currentThread().getId();
-    // With the block's socket watched, as a DataNode's receiver runs.
-    SocketPair socket = new SocketPair();
+    InputStream in = socket == null ? null : socket.in;
     UcxPacketReceiver r = receiver(s, socket);
     long allocated = -1;
     try {
@@ -1150,81 +1175,12 @@ public class TestUcxPacketReceiver {
         if (p == warmUp) {
           before = threads.getThreadAllocatedBytes(self);
         }
-        r.receiveNextPacket(socket.in);
+        r.receiveNextPacket(in);
         ByteBuffer data = r.getDataSlice();
         int b = p % buffers;
         if (r.getHeader().getSeqno() != p || data.remaining() != DATA
             || data.get(0) != firstByte[b]
             || data.get(DATA - 1) != lastByte[b]) {
-          throw new AssertionError("packet " + p + " wrong");
-        }
-        received.incrementAndGet();
-      }
-      allocated = threads.getThreadAllocatedBytes(self) - before;
-      sender.join(30_000);
-      assertNull(senderFailure.get());
-    } finally {
-      r.close();
-      socket.close();
-      sender.join(30_000);
-      for (long t : tokens) {
-        client.pool.release(t);
-      }
-    }
-    assertEquals((long) total * DATA, fetched());
-    assertEquals("every byte read directly", (long) total * DATA,
-        dataNode.metrics().get(UcxDataNodeMetrics.READ_DIRECTLY));
-    assertTrue(allocated >= 0);
-    System.out.println("receiving thread allocated " + allocated
-        + " bytes over " + measured + " packets");
-    // Any object is at least 16 bytes: one per packet would show.
-    assertTrue("the receiving thread allocated " + allocated + " bytes for "
-        + measured + " packets", allocated < 8L * measured);
-  }
-
-  /**
-   * The get path allocates nothing per packet on the receiving thread
-   * either: packets in another worker's memory (UCX's tcp transport, gets
-   * emulated, four in flight) are fetched into landing buffers and copied
-   * out, and over 1,000 packets the receiving thread's allocated bytes
-   * stay within a small constant per packet.
-   */
-  @Test(timeout = 300_000)
-  public void testGetPathAllocatesNothingPerPacket() throws Exception {
-    startTcp(true);
-    final int buffers = 8;
-    final int warmUp = 2_000;
-    final int measured = 1_000;
-    final int total = warmUp + measured;
-    UcxBlockSession s = open(64);
-    final long[] tokens = new long[buffers];
-    for (int b = 0; b < buffers; b++) {
-      tokens[b] = client.fill(AT, CHECKSUMS + DATA, b);
-    }
-    announce(tokens[0]);
-    final AtomicLong received = new AtomicLong();
-    final AtomicReference<Throwable> senderFailure =
-        new AtomicReference<Throwable>();
-    Thread sender = sender(total, tokens, received, senderFailure);
-    com.sun.management.ThreadMXBean threads =
-        (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-    long self = Thread.currentThread().getId();
-    UcxPacketReceiver r = receiver(s, null);
-    long allocated = -1;
-    try {
-      sender.start();
-      long before = 0;
-      for (int p = 0; p < total; p++) {
-        if (p == warmUp) {
-          before = threads.getThreadAllocatedBytes(self);
-        }
-        receive(r);
-        ByteBuffer data = r.getDataSlice();
-        int b = p % buffers;
-        if (r.getHeader().getSeqno() != p || data.remaining() != DATA
-            || data.get(0) != UcxTestClient.pattern(b, CHECKSUMS)
-            || data.get(DATA - 1)
-                != UcxTestClient.pattern(b, CHECKSUMS + DATA - 1)) {
           throw new AssertionError("packet " + p + " wrong");
         }
         UcxPacketReceiver.written(r);
@@ -1233,8 +1189,7 @@ public class TestUcxPacketReceiver {
       allocated = threads.getThreadAllocatedBytes(self) - before;
       sender.join(30_000);
       assertNull(senderFailure.get());
-      assertFalse("fetched by get, not read directly",
-          s.region(1).isDirect());
+      assertEquals(direct, s.region(1).isDirect());
     } finally {
       r.close();
       sender.join(30_000);
@@ -1243,11 +1198,11 @@ public class TestUcxPacketReceiver {
       }
     }
     assertEquals((long) total * DATA, fetched());
-    assertEquals("no byte read directly", 0,
+    assertEquals("bytes read directly", direct ? (long) total * DATA : 0,
         dataNode.metrics().get(UcxDataNodeMetrics.READ_DIRECTLY));
     System.out.println("receiving thread allocated " + allocated
-        + " bytes over " + measured + " packets fetched by get");
-    // Any object is at least 16 bytes: one per packet would show.
+        + " bytes over " + measured + " packets "
+        + (direct ? "read directly" : "fetched by get"));
     assertTrue("the receiving thread allocated " + allocated + " bytes for "
         + measured + " packets", allocated >= 0 && allocated < 8L * measured);
   }
