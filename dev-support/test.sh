@@ -44,14 +44,14 @@ totals=hadoop-hdfs-rdma/target/ucx-totals.txt
 if [ -f "$totals" ]; then
   awk -F'[= ]' '{ sent += $2; fetched += $4 } END {
     printf "UCX path over the HDFS tests: %d JVMs, %d data bytes sent as" \
-      " descriptors, %d data bytes fetched by DataNodes with UCX get\n",
+      " descriptors, %d data bytes fetched by DataNodes over UCX\n",
       NR, sent, fetched }' "$totals"
 fi
 totals=hadoop-hdfs-rdma/target/ucx-totals-chain.txt
 if [ -f "$totals" ]; then
   awk -F'[= ]' '{ fetched += $4; chained += $6 } END {
     printf "UCX path over the HDFS tests with chains forced: %d JVMs, %d" \
-      " data bytes fetched by DataNodes with UCX get, %d of them from the" \
+      " data bytes fetched by DataNodes over UCX, %d of them from the" \
       " DataNode before\n", NR, fetched, chained }' "$totals"
 fi
 
