@@ -1,42 +1,60 @@
 #!/usr/bin/env bash
-# The Hadoop sources the drop-in jar replaces: prove, patch, edit, export.
+# The Hadoop sources the drop-in jar replaces, per release of
+# patches/releases.txt: prove, patch, edit, export.
 #
-#   hadoop-sources.sh build JARS_DIR CLASSPATH_FILE OUT_DIR
-#       Called by the hadoop-hdfs-rdma build. For every file listed in
-#       patches/hadoop-files.txt: take it from the 2.9.1 sources jar, prove it
-#       is the 2.9.2 source, and write the patched copy to OUT_DIR/patched.
-#       The proof, per class the file compiles to (outer and nested):
-#         1. Apache's 2.9.1 and 2.9.2 class files disassemble identically
+#   hadoop-sources.sh build RELEASE JARS_DIR CLASSPATH_FILE OUT_DIR
+#       For every file listed in patches/hadoop-files.txt: take it from the
+#       sources jar of RELEASE's "sources" release in JARS_DIR and write the
+#       patched copy to OUT_DIR/patched. Where that is another release (the
+#       2.9.2 files come from 2.9.1's sources jars), first prove they are
+#       RELEASE's sources, per class the file compiles to (outer and
+#       nested):
+#         1. Apache's class files of both releases disassemble identically
 #            (javap -c -p), so the two releases built the same source;
 #         2. the unpatched source compiled here declares exactly the members
-#            of Apache's 2.9.2 class (javap -p -s, less what javac versions
-#            synthesise differently: $values(), lambda$ and access$ methods,
-#            "final" on anonymous classes), and compiles to the same set of
-#            classes.
+#            of Apache's RELEASE class (javap -p -s, less what javac
+#            versions synthesise differently: $values(), lambda$ and access$
+#            methods, "final" on anonymous classes), and compiles to the
+#            same set of classes.
 #       Comparing our bytecode with Apache's would not be sound: another
 #       javac emits different bytecode for the same source.
-#       Then applies patches/[0-9]*.patch in order (patch -p1); any reject
-#       fails the build.
+#       Then applies the release's series, patches/SERIES/[0-9]*.patch, in
+#       order (patch -p1, no fuzz); any reject fails the build.
 #
-#   hadoop-sources.sh edit
+#   hadoop-sources.sh edit [RELEASE]
 #       Makes hadoop-hdfs-rdma/target/hadoop-src-edit, a git repository with
-#       the pristine sources as its first commit and one commit per patch.
-#       Edit there and commit (one commit per patch, message = patch name).
+#       RELEASE's pristine sources (default 2.9.2) as its first commit and
+#       one commit per patch of its series. Edit there and commit (one
+#       commit per patch, message = patch name).
 #
 #   hadoop-sources.sh export
-#       Rewrites patches/[0-9]*.patch from the commits of the edit tree, so
-#       nobody edits patch files by hand.
+#       Rewrites the edited series' [0-9]*.patch from the commits of the
+#       edit tree, so nobody edits patch files by hand.
 set -euo pipefail
 
 top="$(cd "$(dirname "$0")/.." && pwd)"
 files="$top/patches/hadoop-files.txt"
+releases="$top/patches/releases.txt"
 edit_dir="$top/hadoop-hdfs-rdma/target/hadoop-src-edit"
-hadoop_source_version=2.9.1
-hadoop_version=2.9.2
+# Set by use_release: the release, where its sources come from, its series.
+hadoop_version=""
+hadoop_source_version=""
+series=""
 
 die() {
   echo "hadoop-sources.sh: $*" >&2
   exit 1
+}
+
+# Reads RELEASE's line of patches/releases.txt into the variables above.
+use_release() {
+  local line
+  line="$(grep -v '^\s*#' "$releases" | awk -v r="$1" '$1 == r')"
+  [ -n "$line" ] || die "$1 is not in $releases"
+  hadoop_version="$1"
+  hadoop_source_version="$(echo "$line" | awk '{ print $2 }')"
+  series="$top/patches/$(echo "$line" | awk '{ print $3 }')"
+  [ -d "$series" ] || die "no series $series for $1"
 }
 
 # "artifact path" lines of the file list.
@@ -87,15 +105,25 @@ members() {
 }
 
 build() {
-  local jars="$1" classpath_file="$2" out="$3"
+  use_release "$1"
+  local jars="$2" classpath_file="$3" out="$4"
   local pristine="$out/pristine" patched="$out/patched"
-  local compiled="$out/pristine-classes" v1="$out/$hadoop_source_version"
-  local v2="$out/$hadoop_version"
   rm -rf "$out"
-  mkdir -p "$compiled" "$v1" "$v2"
+  mkdir -p "$out"
   unpack_sources "$jars" "$pristine"
+  [ "$hadoop_source_version" = "$hadoop_version" ] \
+    || prove "$jars" "$classpath_file" "$out"
+  apply_series "$pristine" "$patched"
+}
 
+# Proves the $hadoop_source_version sources unpacked in $3/pristine are the
+# $hadoop_version sources (see the top of this file).
+prove() {
+  local jars="$1" classpath_file="$2" out="$3"
+  local pristine="$out/pristine" compiled="$out/pristine-classes"
+  local v1="$out/$hadoop_source_version" v2="$out/$hadoop_version"
   local artifact path sources=() failures=0
+  mkdir -p "$compiled" "$v1" "$v2"
   while read -r artifact path; do
     sources+=("$pristine/$path")
     local jar1="$jars/$artifact-$hadoop_source_version.jar"
@@ -144,28 +172,36 @@ build() {
     "$hadoop_source_version sources are not the $hadoop_version sources"
   echo "hadoop-sources.sh: $(list_files | wc -l) files proven to be the" \
     "$hadoop_version sources"
-
-  cp -r "$pristine" "$patched"
-  local patch n=0
-  for patch in "$top"/patches/[0-9]*.patch; do
-    [ -e "$patch" ] || continue
-    patch -p1 -d "$patched" --batch --forward --no-backup-if-mismatch \
-      --quiet < "$patch" || die "$(basename "$patch") does not apply"
-    n=$((n + 1))
-  done
-  echo "hadoop-sources.sh: applied $n patch(es)"
 }
 
-jars_from_maven() {
-  local dir="$top/hadoop-hdfs-rdma/target/hadoop-jars"
+# Copies the pristine sources DIR to OUT and applies the release's series.
+apply_series() {
+  local pristine="$1" patched="$2" patch n=0
+  cp -r "$pristine" "$patched"
+  for patch in "$series"/[0-9]*.patch; do
+    [ -e "$patch" ] || continue
+    patch -p1 -d "$patched" --batch --forward --no-backup-if-mismatch \
+      --fuzz=0 --quiet < "$patch" \
+      || die "$(basename "$series")/$(basename "$patch") does not apply" \
+        "to $hadoop_version"
+    n=$((n + 1))
+  done
+  echo "hadoop-sources.sh: $hadoop_version: applied $n patch(es) of" \
+    "$(basename "$series")"
+}
+
+# The jars of RELEASE that the hadoop-hdfs-rdma build resolved.
+release_jars() {
+  local dir="$top/hadoop-hdfs-rdma/target/releases/$1/jars"
   [ -d "$dir" ] || die "run the build once first (mvn -pl hadoop-hdfs-rdma" \
-    "-am -DskipTests install) so that $dir exists"
+    "-am -DskipTests package) so that $dir exists"
   echo "$dir"
 }
 
 edit() {
+  use_release "${1:-2.9.2}"
   local jars
-  jars="$(jars_from_maven)"
+  jars="$(release_jars "$hadoop_version")"
   [ -e "$edit_dir" ] && die "$edit_dir exists; export it or remove it first"
   unpack_sources "$jars" "$edit_dir"
   git -C "$edit_dir" init -q
@@ -173,31 +209,35 @@ edit() {
   git -C "$edit_dir" -c user.name=hdfs-rdma -c user.email=hdfs-rdma@localhost \
     commit -q -m "Apache Hadoop $hadoop_source_version sources"
   git -C "$edit_dir" tag pristine
+  git -C "$edit_dir" config hdfsrdma.series "$series"
   local patch
-  for patch in "$top"/patches/[0-9]*.patch; do
+  for patch in "$series"/[0-9]*.patch; do
     [ -e "$patch" ] || continue
     git -C "$edit_dir" -c user.name=hdfs-rdma \
       -c user.email=hdfs-rdma@localhost am -q "$patch" \
       || die "$(basename "$patch") does not apply"
   done
-  echo "Edit $edit_dir, commit one commit per patch, then run:" \
-    "dev-support/hadoop-sources.sh export"
+  echo "Edit $edit_dir ($(basename "$series") on $hadoop_version), commit" \
+    "one commit per patch, then run: dev-support/hadoop-sources.sh export"
 }
 
 export_patches() {
   [ -d "$edit_dir/.git" ] || die "no edit tree: run 'hadoop-sources.sh edit'"
   [ -z "$(git -C "$edit_dir" status --porcelain)" ] \
     || die "uncommitted changes in $edit_dir"
-  rm -f "$top"/patches/[0-9]*.patch
+  series="$(git -C "$edit_dir" config hdfsrdma.series)"
+  [ -d "$series" ] || mkdir -p "$series"
+  rm -f "$series"/[0-9]*.patch
   git -C "$edit_dir" format-patch -q --no-signature --no-numbered \
-    --zero-commit -o "$top/patches" pristine..HEAD
-  ls "$top"/patches/[0-9]*.patch 2>/dev/null || echo "no patches"
+    --zero-commit -o "$series" pristine..HEAD
+  ls "$series"/[0-9]*.patch 2>/dev/null || echo "no patches"
 }
 
 case "${1:-}" in
-  build) shift; [ $# -eq 3 ] || die "usage: build JARS_DIR CLASSPATH_FILE OUT"
+  build) shift; [ $# -eq 4 ] \
+           || die "usage: build RELEASE JARS_DIR CLASSPATH_FILE OUT"
          build "$@" ;;
-  edit) edit ;;
+  edit) shift; edit "$@" ;;
   export) export_patches ;;
   *) die "usage: hadoop-sources.sh build|edit|export" ;;
 esac

@@ -5,14 +5,21 @@
 # or same-host reads of the client's shared memory).
 #
 #   dev-support/put.sh FILE                  embedded cluster (default)
+#   dev-support/put.sh --hadoop VERSION FILE embedded cluster and client of
+#                                            that Hadoop release (one of
+#                                            patches/releases.txt; default
+#                                            2.9.2)
 #   dev-support/put.sh --conf DIR FILE       an existing cluster whose client
-#                                            configuration is in DIR
+#                                            configuration is in DIR (the
+#                                            client runs on --hadoop's jars)
 #
 # The embedded cluster is a NameNode and three DataNodes, each its own JVM
-# on loopback on Hadoop 2.9.2's jars, started with the drop-in jar as Java
-# agent (-javaagent:, as HADOOP_OPTS does on a cluster); it is stopped
-# afterwards. Replication 3. The client JVMs get the agent too. Needs
-# dev-support/setup.sh first.
+# on loopback on that release's jars from Maven Central, started with the
+# drop-in jar as Java agent (-javaagent:, as HADOOP_OPTS does on a
+# cluster); it is stopped afterwards. Replication 3. The client JVMs get
+# the agent too. Needs dev-support/setup.sh first. Exits non-zero when the
+# read-back differs or, on the embedded cluster, when UCX did not carry
+# every byte.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -20,12 +27,17 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 . "$here/dev-support/java-env.sh"
 
 conf_dir=""
-if [ "${1:-}" = "--conf" ]; then
-  conf_dir="$(cd "$2" && pwd)"
-  shift 2
-fi
+release=2.9.2
+while [ $# -gt 1 ]; do
+  case "$1" in
+    --conf) conf_dir="$(cd "$2" && pwd)"; shift 2 ;;
+    --hadoop) release="$2"; shift 2 ;;
+    *) break ;;
+  esac
+done
 [ $# -eq 1 ] && [ -f "$1" ] || {
-  echo "usage: dev-support/put.sh [--conf HADOOP_CONF_DIR] FILE" >&2
+  echo "usage: dev-support/put.sh [--hadoop VERSION] [--conf" \
+    "HADOOP_CONF_DIR] FILE" >&2
   exit 2
 }
 file="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
@@ -36,13 +48,10 @@ dropin=$(ls "$here"/hadoop-hdfs-rdma/target/hadoop-hdfs-rdma-*-dropin.jar \
 [ -n "$dropin" ] || { echo "no drop-in jar: run dev-support/setup.sh" >&2;
   exit 1; }
 work="$(mktemp -d /tmp/hdfs-rdma-put.XXXXXX)"
-cp_file="$work/hadoop.classpath"
-(cd "$here" && mvn -B -q -ntp -pl hadoop-hdfs-rdma dependency:build-classpath \
-  -Dmdep.outputFile="$cp_file" -Dmdep.includeScope=provided >/dev/null)
-# Hadoop 2.9.2's jars and their dependencies, nothing of hdfs-rdma: the
+# The release's jars and their dependencies, nothing of hdfs-rdma: the
 # bridge and JUCX come with the drop-in jar, which the agent appends.
-hadoop_cp="$(tr ':' '\n' < "$cp_file" | grep -Ev \
-  '/(jucx|jucx-bridge|hadoop-hdfs-rdma)-[^/]*\.jar$' | paste -sd: -)"
+hadoop_cp="$("$here/dev-support/hadoop-releases.sh" classpath "$release")" \
+  || exit 1
 agent="-javaagent:$dropin"
 
 pids=()
@@ -107,7 +116,8 @@ EOF
       -D dfs.datanode.ipc.address=127.0.0.1:0 > "$work/dn$i.log" 2>&1 &
     pids+=($!)
   done
-  echo "embedded cluster: NameNode 127.0.0.1:$nn_port, 3 DataNodes, logs in $work"
+  echo "embedded cluster: Hadoop $release, NameNode 127.0.0.1:$nn_port," \
+    "3 DataNodes, logs in $work"
   deadline=$((SECONDS + 120))
   until java "$agent" -cp "$daemon_cp" org.apache.hadoop.hdfs.tools.DFSAdmin \
       -report 2>/dev/null | grep -q "Live datanodes (3)"; do
@@ -156,6 +166,8 @@ if [ -f "$work/totals-dn1.txt" ]; then
     "$expected" $((expected - fetched))
   echo "block replicas received: $replicas"
   echo "UCX transports: ${transports:-none}"
+  [ "$fetched" -eq "$expected" ] || { echo "UCX did not carry every byte;" \
+    "see $work/*.log" >&2; exit 1; }
 else
   echo "UCX counters are read from the embedded cluster's DataNodes only"
 fi

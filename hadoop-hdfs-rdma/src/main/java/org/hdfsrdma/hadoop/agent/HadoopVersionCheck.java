@@ -1,25 +1,36 @@
 package org.hdfsrdma.hadoop.agent;
 
-import java.util.Arrays;
+import java.io.IOException;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 
 import org.apache.hadoop.util.VersionInfo;
 
 /**
- * Whether the Hadoop this JVM runs is one the jar's patched classes were
- * proven against, and whether those classes are the ones loaded (the
- * agent replaces them only on Apache Hadoop 2.9.1 and 2.9.2, see
+ * Whether the Hadoop this JVM runs is a release the jar carries patched
+ * classes for, and whether those classes are the ones loaded (the agent
+ * replaces them only where Hadoop's are exactly that Apache release's, see
  * {@link PatchState}). Elsewhere the UCX path stays off and HDFS keeps
  * working over TCP.
  */
 public final class HadoopVersionCheck {
 
-  /** Releases whose sources of the patched files are identical. */
-  public static final List<String> SUPPORTED =
-      Collections.unmodifiableList(Arrays.asList("2.9.1", "2.9.2"));
-
   private HadoopVersionCheck() {
+  }
+
+  /**
+   * The Apache Hadoop releases the jar was built for (patches/releases.txt),
+   * in order; empty when the jar lacks its list.
+   */
+  public static List<String> supported() {
+    try {
+      return Collections.unmodifiableList(new ArrayList<String>(
+          PatchedGroups.load(HadoopVersionCheck.class.getClassLoader())
+              .releases.keySet()));
+    } catch (IOException e) {
+      return Collections.emptyList();
+    }
   }
 
   /**
@@ -32,10 +43,11 @@ public final class HadoopVersionCheck {
   }
 
   static String problem(String version) {
-    if (SUPPORTED.contains(version)) {
+    List<String> supported = supported();
+    if (supported.contains(version)) {
       return null;
     }
-    return "hdfs-rdma was built for Hadoop " + SUPPORTED + " but runs on "
+    return "hdfs-rdma was built for Hadoop " + supported + " but runs on "
         + version;
   }
 }

@@ -8,9 +8,10 @@ import java.net.URL;
  * on a JVM that writes to HDFS or runs a DataNode. The JVM appends the jar
  * to the system class path, where hdfs-rdma's classes then load from, and
  * {@link #premain} installs the {@link PatchTransformer} that swaps in the
- * patched Hadoop classes only where the originals are exactly Apache
- * Hadoop 2.9.1's or 2.9.2's. Elsewhere (a Hadoop 3 client, a vendor fork)
- * Hadoop's classes load unchanged and HDFS keeps writing over TCP.
+ * patched Hadoop classes only where the originals are exactly those of an
+ * Apache Hadoop release the jar was built for (patches/releases.txt).
+ * Elsewhere (another release, a vendor fork) Hadoop's classes load
+ * unchanged and HDFS keeps writing over TCP.
  *
  * <p>Nothing here may stop the JVM from starting: any failure is one line
  * on standard error and the agent does nothing.
@@ -50,7 +51,7 @@ public final class HdfsRdmaAgent {
       if (late) {
         for (Class<?> c : inst.getAllLoadedClasses()) {
           String name = c.getName().replace('.', '/');
-          PatchedGroups.Group g = groups.groupOf(name);
+          PatchedGroups.Group g = groups.anyGroupOf(name);
           if (g != null && c.getClassLoader() == ours) {
             transformer.alreadyLoaded(g, name);
           }

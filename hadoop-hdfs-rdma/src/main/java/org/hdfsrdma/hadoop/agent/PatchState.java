@@ -12,8 +12,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <ul>
  * <li>the drop-in jar's Java agent ({@code -javaagent:}) replaced a group
- * because every original class of it was Apache Hadoop 2.9.1's or 2.9.2's
- * ({@link PatchTransformer} records the outcome here);</li>
+ * because every original class of it was that of an Apache Hadoop release
+ * the jar was built for ({@link PatchTransformer} records the outcome
+ * here);</li>
  * <li>the patched classes come first on the class path from the same place
  * as hdfs-rdma's own classes: this module's build output, which its tests
  * and Hadoop's tests run against.</li>
@@ -153,7 +154,7 @@ public final class PatchState {
     } catch (Exception e) {
       return "hdfs-rdma's jar is incomplete: " + e.getMessage();
     }
-    String main = groups.groups.get(group).mainClass();
+    String main = groups.mainClass(group);
     URL resource = loader.getResource(main + ".class");
     if (resource == null) {
       return "no " + group.description() + ": " + group.artifact()
@@ -221,7 +222,7 @@ public final class PatchState {
   public static java.util.List<String> topLevelClasses(Group group) {
     java.util.List<String> names = new java.util.ArrayList<String>();
     try {
-      for (String c : groups(loader()).groups.get(group).classes) {
+      for (String c : groups(loader()).classes(group)) {
         if (c.indexOf('$') < 0) {
           names.add(binaryName(c));
         }

@@ -11,19 +11,22 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Set;
 import java.util.WeakHashMap;
 
 /**
  * Hands the JVM hdfs-rdma's patched class files in place of Hadoop's,
- * group by group, all or nothing: when the first class of a group loads,
- * it checks that this class and every other original of the group (read
- * through the loader's {@code getResource}) are byte for byte Apache
- * Hadoop 2.9.1's or 2.9.2's (SHA-256), and that the patched copy of each is
- * in the jar. Only then are the group's classes replaced as they load;
- * otherwise none is, and one line says which class did not match, which
- * Hadoop was found, and that writes stay on TCP.
+ * group by group, all or nothing, for the Hadoop release the JVM runs
+ * (its {@code common-version-info.properties}): when the first class of a
+ * group loads, it checks that this class and every other original of the
+ * group (read through the loader's {@code getResource}) are byte for byte
+ * that Apache Hadoop release's (SHA-256), and that the patched copy of
+ * each is in the jar. Only then are the group's classes replaced as they
+ * load; otherwise none is, and one line says which class did not match,
+ * which Hadoop was found, and that writes stay on TCP. On a release the jar
+ * carries classes for, it also hands the JVM that release's build of the
+ * per-release layer (hdfs-rdma's classes in Hadoop's packages and its
+ * protobuf compat) in place of the copies at their normal paths.
  *
  * <p>Only classes defined by the loader that holds hdfs-rdma's own classes
  * are replaced (the system class loader, where the JVM appends the agent
@@ -38,6 +41,10 @@ final class PatchTransformer implements ClassFileTransformer {
   private final PatchedGroups groups;
   private final ClassLoader ours;
   private final URL ownLocation;
+  /** The Hadoop release found on the class path. */
+  private final String version;
+  /** What the jar has for it, or null. */
+  private final PatchedGroups.Release running;
   /** Decisions for hdfs-rdma's loader; guarded by this. */
   private final Map<PatchState.Group, Map<String, byte[]>> replacements =
       new HashMap<PatchState.Group, Map<String, byte[]>>();
@@ -49,6 +56,8 @@ final class PatchTransformer implements ClassFileTransformer {
     this.groups = groups;
     this.ours = ours;
     this.ownLocation = ownLocation;
+    this.version = PatchedGroups.hadoopVersion(ours);
+    this.running = groups.release(version);
   }
 
   @Override
@@ -58,7 +67,12 @@ final class PatchTransformer implements ClassFileTransformer {
     if (className == null || classBeingRedefined != null) {
       return null;
     }
-    PatchedGroups.Group group = groups.groupOf(className);
+    if (running != null && loader == ours
+        && running.layer.contains(className)) {
+      return layerClass(className);
+    }
+    PatchedGroups.Group group = running != null
+        ? running.groupOf(className) : groups.anyGroupOf(className);
     if (group == null) {
       return null;
     }
@@ -178,9 +192,16 @@ final class PatchTransformer implements ClassFileTransformer {
       // module's tests): they already are what the agent would give.
       return null;
     }
-    String version = hadoopVersion(loader);
     String mismatch = null;
     String from = where == null ? "an unknown location" : path(where);
+    if (running == null) {
+      String detail = "this is Hadoop " + version + " (from " + from
+          + "), the jar has classes for Apache Hadoop "
+          + groups.releaseList();
+      return new Decision(Collections.<String, byte[]>emptyMap(), detail,
+          "hdfs-rdma: the " + group.id.description() + " stay Hadoop's own"
+          + " and writes stay on TCP: " + detail);
+    }
     if (!group.accepts(className, classFile)) {
       mismatch = PatchState.binaryName(className) + " from " + from;
     } else {
@@ -201,17 +222,16 @@ final class PatchTransformer implements ClassFileTransformer {
       }
     }
     if (mismatch != null) {
-      String detail = mismatch + " is not Apache Hadoop "
-          + releases() + "'s (this is Hadoop " + version + ")";
+      String detail = mismatch + " is not Apache Hadoop " + version
+          + "'s (a vendor build or a mix of releases?)";
       return new Decision(Collections.<String, byte[]>emptyMap(), detail,
           "hdfs-rdma: the " + group.id.description() + " stay Hadoop's own"
           + " and writes stay on TCP: " + detail + "; hdfs-rdma works with"
-          + " Apache Hadoop " + releases() + " only");
+          + " Apache Hadoop " + groups.releaseList() + " as released");
     }
     Map<String, byte[]> patched = new HashMap<String, byte[]>();
     for (String c : group.classes) {
-      InputStream in = ours.getResourceAsStream(PatchedGroups.PREFIX + c
-          + ".class");
+      InputStream in = ours.getResourceAsStream(running.resource(c));
       if (in == null) {
         String detail = "the jar has no patched " + PatchState.binaryName(c);
         return new Decision(Collections.<String, byte[]>emptyMap(), detail,
@@ -221,13 +241,29 @@ final class PatchTransformer implements ClassFileTransformer {
       patched.put(c, PatchedGroups.readAll(in));
     }
     String detail = "Hadoop " + version + "'s " + topLevelNames(group)
-        + " (identical to Apache Hadoop " + releases() + "'s) from " + from;
+        + " (identical to Apache Hadoop " + version + "'s) from " + from;
     return new Decision(patched, detail, "hdfs-rdma: the UCX write path's "
         + group.id.description() + " replace " + detail);
   }
 
-  private String releases() {
-    return groups.releases.replace(" ", " or ");
+  /**
+   * The running release's build of a layer class, or null (the copy at
+   * the normal path loads) when the jar lacks it, which the build rules
+   * out.
+   */
+  private byte[] layerClass(String className) {
+    try {
+      InputStream in = ours.getResourceAsStream(running.resource(className));
+      if (in != null) {
+        return PatchedGroups.readAll(in);
+      }
+      AgentLog.warn("hdfs-rdma: the jar has no " + running.name + " build of "
+          + PatchState.binaryName(className));
+    } catch (Throwable t) {
+      AgentLog.warn("hdfs-rdma: could not read the " + running.name
+          + " build of " + PatchState.binaryName(className) + ": " + t);
+    }
+    return null;
   }
 
   /** DataStreamer, DFSPacket, ... : the group's classes less nested ones. */
@@ -254,28 +290,5 @@ final class PatchTransformer implements ClassFileTransformer {
       s = s.substring(4, bang < 0 ? s.length() : bang);
     }
     return s.startsWith("file:") ? s.substring(5) : s;
-  }
-
-  /**
-   * The Hadoop release {@code loader} sees, from the resource VersionInfo
-   * reads (no Hadoop class may load while the JVM is defining one).
-   */
-  static String hadoopVersion(ClassLoader loader) {
-    try {
-      URL u = loader.getResource("common-version-info.properties");
-      if (u == null) {
-        return "unknown (no common-version-info.properties)";
-      }
-      Properties p = new Properties();
-      InputStream in = u.openStream();
-      try {
-        p.load(in);
-      } finally {
-        in.close();
-      }
-      return p.getProperty("version", "unknown");
-    } catch (IOException | RuntimeException e) {
-      return "unknown (" + e + ")";
-    }
   }
 }

@@ -3,6 +3,7 @@ package org.hdfsrdma.hadoop.agent;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.URL;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
@@ -16,31 +17,37 @@ import java.util.Properties;
 import java.util.Set;
 
 /**
- * The Hadoop classes hdfs-rdma patches, in the groups the agent replaces
- * all or nothing, with the SHA-256 digests of Apache's class files that a
- * group's originals must match. Read from
+ * The Hadoop releases the jar carries patched classes for and, per
+ * release, the classes it patches in the groups the agent replaces all or
+ * nothing, with the SHA-256 digests of Apache's class files that a group's
+ * originals must match, and the per-release layer classes (hdfs-rdma's
+ * classes compiled against that release) that come with them. Read from
  * {@code hdfs-rdma-patched/groups.properties}, which the build writes
- * (dev-support/agent-classes.sh) next to the patched class files.
+ * (dev-support/hadoop-releases.sh) next to the class files, under
+ * {@code hdfs-rdma-patched/RELEASE/}.
  *
  * <p>JDK only: the agent uses this before any Hadoop class is loaded, on
  * whatever Hadoop the JVM runs.
  */
 final class PatchedGroups {
 
-  /** Where the drop-in jar keeps the patched class files. */
+  /** Where the drop-in jar keeps the per-release class files. */
   static final String PREFIX = "hdfs-rdma-patched/";
   static final String RESOURCE = PREFIX + "groups.properties";
 
-  /** One group: the classes one Hadoop artifact contributes. */
+  /** One group of one release: the classes one Hadoop artifact holds. */
   static final class Group {
     final PatchState.Group id;
+    final String release;
     /** Internal names (a/b/C, a/b/C$D), the patched file's class first. */
     final List<String> classes;
-    final Map<String, Set<String>> digests;
+    /** Apache's class file digest, by class. */
+    final Map<String, String> digests;
 
-    Group(PatchState.Group id, List<String> classes,
-        Map<String, Set<String>> digests) {
+    Group(PatchState.Group id, String release, List<String> classes,
+        Map<String, String> digests) {
       this.id = id;
+      this.release = release;
       this.classes = Collections.unmodifiableList(classes);
       this.digests = Collections.unmodifiableMap(digests);
     }
@@ -51,23 +58,74 @@ final class PatchedGroups {
     }
 
     boolean accepts(String className, byte[] classFile) {
-      Set<String> accepted = digests.get(className);
-      return accepted != null && accepted.contains(sha256(classFile));
+      String accepted = digests.get(className);
+      return accepted != null && accepted.equals(sha256(classFile));
     }
   }
 
-  final String releases;
-  final Map<PatchState.Group, Group> groups;
+  /** What the jar carries for one Hadoop release. */
+  static final class Release {
+    final String name;
+    final Map<PatchState.Group, Group> groups;
+    /** The layer's classes compiled for this release (internal names). */
+    final Set<String> layer;
 
-  private PatchedGroups(String releases, Map<PatchState.Group, Group> groups) {
-    this.releases = releases;
-    this.groups = Collections.unmodifiableMap(groups);
+    Release(String name, Map<PatchState.Group, Group> groups,
+        Set<String> layer) {
+      this.name = name;
+      this.groups = Collections.unmodifiableMap(groups);
+      this.layer = Collections.unmodifiableSet(layer);
+    }
+
+    /** The group {@code className} (internal name) belongs to, or null. */
+    Group groupOf(String className) {
+      for (Group g : groups.values()) {
+        if (g.digests.containsKey(className)) {
+          return g;
+        }
+      }
+      return null;
+    }
+
+    /** The resource holding this release's bytes of {@code className}. */
+    String resource(String className) {
+      return PREFIX + name + "/" + className + ".class";
+    }
   }
 
-  /** The group {@code className} (internal name) belongs to, or null. */
-  Group groupOf(String className) {
-    for (Group g : groups.values()) {
-      if (g.digests.containsKey(className)) {
+  /** In the order the build lists them. */
+  final Map<String, Release> releases;
+
+  private PatchedGroups(Map<String, Release> releases) {
+    this.releases = Collections.unmodifiableMap(releases);
+  }
+
+  /** The releases, as "2.9.1, 2.9.2, ... or 3.5.0". */
+  String releaseList() {
+    StringBuilder sb = new StringBuilder();
+    int i = 0;
+    for (String r : releases.keySet()) {
+      sb.append(i == 0 ? "" : i == releases.size() - 1 ? " or " : ", ")
+          .append(r);
+      i++;
+    }
+    return sb.toString();
+  }
+
+  /** The release named {@code version}, or null when the jar has none. */
+  Release release(String version) {
+    return releases.get(version);
+  }
+
+  /**
+   * The group {@code className} belongs to in any release (the first that
+   * has it), or null: to tell a Hadoop the jar was not built for why its
+   * classes stay.
+   */
+  Group anyGroupOf(String className) {
+    for (Release r : releases.values()) {
+      Group g = r.groupOf(className);
+      if (g != null) {
         return g;
       }
     }
@@ -75,10 +133,29 @@ final class PatchedGroups {
   }
 
   /**
-   * Reads the groups from {@code loader}'s copy of the resource.
+   * The release this JVM's Hadoop is, if the jar has it, else the first:
+   * the class names the same in every release.
+   */
+  private Release runningOrFirst() {
+    Release r = release(hadoopVersion(PatchedGroups.class.getClassLoader()));
+    return r != null ? r : releases.values().iterator().next();
+  }
+
+  /** The class whose loading makes the agent decide for {@code id}. */
+  String mainClass(PatchState.Group id) {
+    return runningOrFirst().groups.get(id).mainClass();
+  }
+
+  /** {@code id}'s classes in the running (or the first) release. */
+  List<String> classes(PatchState.Group id) {
+    return runningOrFirst().groups.get(id).classes;
+  }
+
+  /**
+   * Reads the releases from {@code loader}'s copy of the resource.
    *
    * @throws IOException when the resource is missing or incomplete (a jar
-   *     built without dev-support/agent-classes.sh)
+   *     built without dev-support/hadoop-releases.sh)
    */
   static PatchedGroups load(ClassLoader loader) throws IOException {
     Properties p = new Properties();
@@ -93,29 +170,72 @@ final class PatchedGroups {
     } finally {
       in.close();
     }
-    Map<PatchState.Group, Group> groups =
-        new LinkedHashMap<PatchState.Group, Group>();
-    for (PatchState.Group id : PatchState.Group.values()) {
-      String members = p.getProperty(id.key() + ".classes", "").trim();
-      if (members.isEmpty()) {
-        throw new IOException(RESOURCE + " lists no " + id.key()
-            + " classes");
-      }
-      List<String> classes = new ArrayList<String>(
-          Arrays.asList(members.split("\\s+")));
-      Map<String, Set<String>> digests =
-          new LinkedHashMap<String, Set<String>>();
-      for (String c : classes) {
-        String d = p.getProperty("sha256." + c, "").trim();
-        if (d.isEmpty()) {
-          throw new IOException(RESOURCE + " has no digest of " + c);
+    Map<String, Release> releases = new LinkedHashMap<String, Release>();
+    for (String r : words(p, "releases", "")) {
+      Map<PatchState.Group, Group> groups =
+          new LinkedHashMap<PatchState.Group, Group>();
+      for (PatchState.Group id : PatchState.Group.values()) {
+        List<String> classes = words(p, r + "." + id.key() + ".classes",
+            " lists no " + r + " " + id.key() + " classes");
+        Map<String, String> digests = new LinkedHashMap<String, String>();
+        for (String c : classes) {
+          String d = p.getProperty(r + ".sha256." + c, "").trim();
+          if (d.isEmpty()) {
+            throw new IOException(RESOURCE + " has no " + r + " digest of "
+                + c);
+          }
+          digests.put(c, d);
         }
-        digests.put(c, new HashSet<String>(Arrays.asList(d.split("\\s+"))));
+        groups.put(id, new Group(id, r, classes, digests));
       }
-      groups.put(id, new Group(id, classes, digests));
+      Set<String> layer = new HashSet<String>(
+          words(p, r + ".layer.classes", " lists no " + r + " layer"));
+      releases.put(r, new Release(r, groups, layer));
     }
-    return new PatchedGroups(p.getProperty("releases", "").trim(), groups);
+    if (releases.isEmpty()) {
+      throw new IOException(RESOURCE + " lists no release");
+    }
+    return new PatchedGroups(releases);
   }
+
+  /** The words of {@code key}; an IOException with {@code missing} if none. */
+  private static List<String> words(Properties p, String key, String missing)
+      throws IOException {
+    String v = p.getProperty(key, "").trim();
+    if (v.isEmpty()) {
+      throw new IOException(RESOURCE + (missing.isEmpty()
+          ? " has no " + key : missing));
+    }
+    return new ArrayList<String>(Arrays.asList(v.split("\\s+")));
+  }
+
+  /**
+   * The Hadoop release {@code loader} sees, from the resource VersionInfo
+   * reads (no Hadoop class may load while the JVM is defining one).
+   */
+  static String hadoopVersion(ClassLoader loader) {
+    try {
+      URL u = loader == null
+          ? ClassLoader.getSystemResource(VERSION_RESOURCE)
+          : loader.getResource(VERSION_RESOURCE);
+      if (u == null) {
+        return "unknown (no " + VERSION_RESOURCE + ")";
+      }
+      Properties p = new Properties();
+      InputStream in = u.openStream();
+      try {
+        p.load(in);
+      } finally {
+        in.close();
+      }
+      return p.getProperty("version", "unknown");
+    } catch (IOException | RuntimeException e) {
+      return "unknown (" + e + ")";
+    }
+  }
+
+  private static final String VERSION_RESOURCE =
+      "common-version-info.properties";
 
   /** Hex SHA-256 of {@code bytes}. */
   static String sha256(byte[] bytes) {

@@ -37,13 +37,14 @@ final class InstallCheck {
   void hadoop() {
     String version = VersionInfo.getVersion();
     String where = "hadoop-common from " + codeSource(VersionInfo.class);
-    if (HadoopVersionCheck.SUPPORTED.contains(version)) {
-      findings.add(Level.OK, "hadoop", version + " (" + where + ")");
+    java.util.List<String> supported = HadoopVersionCheck.supported();
+    if (supported.contains(version)) {
+      findings.add(Level.OK, "hadoop", "Apache Hadoop " + version + " ("
+          + where + "), one of the releases the jar was built for");
     } else {
       findings.add(Level.PROBLEM, "hadoop", version + " (" + where + "):"
           + " hdfs-rdma works with Apache Hadoop "
-          + String.join(" and ", HadoopVersionCheck.SUPPORTED)
-          + " only; writes stay on TCP");
+          + String.join(", ", supported) + " only; writes stay on TCP");
     }
   }
 

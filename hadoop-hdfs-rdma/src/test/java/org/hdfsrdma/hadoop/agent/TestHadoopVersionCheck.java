@@ -4,23 +4,30 @@ import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertTrue;
 
+import java.util.List;
+
 import org.junit.Test;
 
 public class TestHadoopVersionCheck {
 
   @Test
   public void testSupportedReleases() {
-    assertNull(HadoopVersionCheck.problem("2.9.1"));
-    assertNull(HadoopVersionCheck.problem("2.9.2"));
-    // The tests run on the Hadoop the jar is built for.
+    List<String> supported = HadoopVersionCheck.supported();
+    assertTrue(supported.toString(), supported.contains("2.9.1"));
+    assertTrue(supported.toString(), supported.contains("2.9.2"));
+    assertTrue(supported.toString(), supported.contains("2.10.2"));
+    for (String release : supported) {
+      assertNull(release, HadoopVersionCheck.problem(release));
+    }
+    // The tests run on the Hadoop the module is built against.
     assertNull(HadoopVersionCheck.problem());
   }
 
   @Test
   public void testOtherReleasesAreRefusedWithAReason() {
-    String problem = HadoopVersionCheck.problem("3.3.6");
+    String problem = HadoopVersionCheck.problem("3.2.4");
     assertNotNull(problem);
-    assertTrue(problem, problem.contains("3.3.6"));
+    assertTrue(problem, problem.contains("3.2.4"));
     assertNotNull(HadoopVersionCheck.problem("2.9.0"));
   }
 }

@@ -114,7 +114,7 @@ public class TestCheckCommand {
     assertEquals(r.log, 0, r.exit);
     assertTrue(r.log, r.has("hdfs-rdma check: no problems"));
     assertEquals(r.log, new TreeSet<String>(), r.problems());
-    assertTrue(r.log, r.has("OK      hadoop: 2.9.2"));
+    assertTrue(r.log, r.has("OK      hadoop: Apache Hadoop 2.9.2 ("));
     assertTrue(r.log, r.has("OK      agent: active (-javaagent:"
         + AgentCluster.dropinJar().getAbsolutePath()));
     assertTrue(r.log, r.has("OK      patch: the client classes are replaced"
@@ -242,9 +242,8 @@ public class TestCheckCommand {
     assertTrue(r.log, r.has("PROBLEM hadoop: 3.3."));
     assertTrue(r.log, r.lines.stream().anyMatch(l -> l.matches(
         "PROBLEM patch: the client classes stay Hadoop's own:"
-        + " org\\.apache\\.hadoop\\.hdfs\\.\\w+ from \\S+/hadoop-client-api"
-        + "-3\\.3\\.\\d+\\.jar is not Apache Hadoop 2\\.9\\.1 or 2\\.9\\.2's"
-        + " \\(this is Hadoop 3\\.3\\.\\d+\\); writes stay on TCP")));
+        + " .*/hadoop-client-api-3\\.3\\.\\d+\\.jar.*; writes stay on"
+        + " TCP")));
     assertTrue(r.log, r.has("INFO    patch: hadoop-hdfs's DataNode is not"
         + " on the class path"));
     assertTrue(r.log, r.has("OK      probe: wrote "));

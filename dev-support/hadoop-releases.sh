@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# Builds the per-release classes of the drop-in jar, for every Hadoop
+# release of patches/releases.txt.
+#
+#   hadoop-releases.sh build CLASSES_DIR [offline=true|false]
+#       Called by the hadoop-hdfs-rdma build after compilation (CLASSES_DIR
+#       holds the release-neutral classes, compiled once). Per release R:
+#         1. resolves R's jars and class paths (releases/pom.xml, its own
+#            Maven run, so no two releases meet on one class path) into
+#            target/releases/R/;
+#         2. takes the files of patches/hadoop-files.txt from R's sources
+#            and applies R's series (dev-support/hadoop-sources.sh);
+#         3. compiles, against R's jars, the patched files, the per-release
+#            layer (the sources in Hadoop's packages under src/main/java
+#            and src/LAYER/java) and the compat classes with their protobuf
+#            messages, relocated to R's protobuf package;
+#         4. checks the patched files compile to the very classes R's jars
+#            have (the agent can only replace classes Hadoop has).
+#       It writes into CLASSES_DIR/hdfs-rdma-patched/:
+#         - R/..., every class of steps 3, at its normal path under R/;
+#         - groups.properties: per release, the classes of each group the
+#           agent replaces all or nothing ("client": hadoop-hdfs-client,
+#           "datanode": hadoop-hdfs), the SHA-256 of Apache's class file of
+#           each, and the layer classes the agent hands the JVM with them.
+#       A layer class that only some releases have is also copied to its
+#       normal path in CLASSES_DIR, so that the class loader finds a file
+#       of that name in the jar (the agent then supplies R's bytes).
+#       offline=true runs the nested Maven with -o.
+#
+#   hadoop-releases.sh classpath R
+#       Prints R's runtime class path (a NameNode's, DataNode's or client's;
+#       the build must have run).
+set -euo pipefail
+
+top="$(cd "$(dirname "$0")/.." && pwd)"
+module="$top/hadoop-hdfs-rdma"
+releases="$top/patches/releases.txt"
+files="$top/patches/hadoop-files.txt"
+work="$module/target/releases"
+
+die() {
+  echo "hadoop-releases.sh: $*" >&2
+  exit 1
+}
+
+# "release sources series layer protobuf" lines.
+list_releases() {
+  grep -v '^\s*#' "$releases" | grep -v '^\s*$'
+}
+
+group_of() {
+  case "$1" in
+    hadoop-hdfs-client) echo client ;;
+    hadoop-hdfs) echo datanode ;;
+    *) die "no agent group for artifact $1" ;;
+  esac
+}
+
+# a/b/C and a/b/C$Inner names a source path compiles to in JAR.
+classes_in_jar() {
+  local jar="$1" base="${2%.java}"
+  unzip -Z1 "$jar" | grep -E "^${base//\$/\\$}(\\\$[^/]*)?\\.class$" \
+    | sed 's/\.class$//' | sort
+}
+
+# a/b/C and a/b/C$Inner names a source path compiles to in DIR.
+classes_in_dir() {
+  local dir="$1" base="${2%.java}"
+  (cd "$dir" && find . -path "./${base}.class" -o -path "./${base}\$*.class") \
+    | sed 's|^\./||;s/\.class$//' | sort
+}
+
+resolve() {
+  local release="$1" sources="$2" offline="$3" out="$work/$1"
+  local flags=(-B -q -ntp)
+  [ "$offline" = true ] && flags+=(-o)
+  mkdir -p "$out"
+  mvn "${flags[@]}" -Dstyle.color=never -f "$module/releases/pom.xml" generate-resources \
+    -Dhadoop.release="$release" -Dhadoop.sources.release="$sources" \
+    -Dout.dir="$out" -Dproject.build.directory="$out/maven" >/dev/null \
+    || die "could not resolve Hadoop $release's jars (run" \
+      "dev-support/setup.sh online once)"
+}
+
+# The bridge and JUCX jars of the module's own class path.
+ucx_jars() {
+  tr ':' '\n' < "$module/target/hadoop-classpath.txt" \
+    | grep -E '/(jucx-bridge|jucx)([-/]|$)' | paste -sd:
+}
+
+# protoc for a protobuf package: the Hadoop line's own protobuf version.
+protoc_for() {
+  case "$1" in
+    com.google.protobuf) echo "$module/target/protoc/protoc" ;;
+    org.apache.hadoop.thirdparty.protobuf)
+      echo "$module/target/protoc/protoc-3" ;;
+    *) die "no protoc for protobuf package $1" ;;
+  esac
+}
+
+# The compat sources and their protobuf messages for PACKAGE, into DIR.
+compat_sources() {
+  local package="$1" dir="$2" protoc
+  protoc="$(protoc_for "$package")"
+  mkdir -p "$dir"
+  cp -r "$module/src/main/java/org/hdfsrdma/hadoop/compat" "$dir/compat"
+  "$top/dev-support/protoc.sh" "$protoc" "$module/src/main/proto" \
+    "$dir/proto" >/dev/null
+  if [ "$package" != com.google.protobuf ]; then
+    grep -rl 'com\.google\.protobuf' "$dir" | xargs -r sed -i \
+      "s/com\\.google\\.protobuf/$package/g"
+  fi
+}
+
+build_release() {
+  local classes="$1" release="$2" layer="$4" protobuf="$5"
+  local out="$work/$release" compiled="$work/$release/classes"
+  local jars="$out/jars" cp
+  bash "$top/dev-support/hadoop-sources.sh" build "$release" "$jars" \
+    "$out/compile-classpath.txt" "$out/src" >&2
+  rm -rf "$compiled" "$out/compat"
+  mkdir -p "$compiled"
+  compat_sources "$protobuf" "$out/compat"
+  local sources=()
+  mapfile -t sources < <(
+    find "$out/src/patched" "$out/compat" -name '*.java'
+    find "$module/src/main/java/org/apache" -name '*.java'
+    [ -d "$module/src/$layer/java" ] \
+      && find "$module/src/$layer/java" -name '*.java')
+  # Release R's jars first; the neutral classes and the UCX jars after them
+  # (CLASSES_DIR also holds the default release's layer, which the sources
+  # given here shadow).
+  cp="$(cat "$out/compile-classpath.txt"):$classes:$(ucx_jars)"
+  if ! javac --release 8 -nowarn -encoding UTF-8 -proc:none \
+      -d "$compiled" -cp "$cp" "${sources[@]}" > "$out/javac.log" 2>&1; then
+    cat "$out/javac.log" >&2
+    die "the $release classes do not compile"
+  fi
+}
+
+# Writes R's classes and groups into CLASSES_DIR; prints R's groups.
+record_release() {
+  local classes="$1" release="$2" compiled="$work/$2/classes"
+  local jars="$work/$2/jars" out="$1/hdfs-rdma-patched/$2"
+  local artifact path cls group
+  declare -A members=()
+  local grouped=" "
+  while read -r artifact path; do
+    group="$(group_of "$artifact")"
+    local jar="$jars/$artifact-$release.jar" ours theirs
+    ours="$(classes_in_dir "$compiled" "$path")"
+    theirs="$(classes_in_jar "$jar" "$path")"
+    [ "$ours" = "$theirs" ] || die "$release: the patched $path compiles" \
+      "to [$(echo $ours)], Apache's to [$(echo $theirs)]: the agent can only" \
+      "replace classes Hadoop has"
+    for cls in $ours; do
+      echo "$release.sha256.$cls=$(unzip -p "$jar" "$cls.class" \
+        | sha256sum | cut -d' ' -f1)"
+      members[$group]="${members[$group]:-} $cls"
+      grouped="$grouped$cls "
+    done
+  done < <(grep -v '^\s*#' "$files" | grep -v '^\s*$')
+  for group in client datanode; do
+    echo "$release.$group.classes=${members[$group]# }"
+  done
+  local layer=""
+  while read -r cls; do
+    case "$grouped" in *" $cls "*) continue ;; esac
+    layer="$layer $cls"
+    if [ ! -f "$classes/$cls.class" ]; then
+      mkdir -p "$classes/$(dirname "$cls")"
+      cp "$compiled/$cls.class" "$classes/$cls.class"
+    fi
+  done < <(cd "$compiled" && find . -name '*.class' | sed 's|^\./||;s/\.class$//' \
+    | sort)
+  echo "$release.layer.classes=${layer# }"
+  rm -rf "$out"
+  mkdir -p "$out"
+  cp -r "$compiled"/. "$out/"
+}
+
+build() {
+  local classes="$1" offline="${2:-offline=false}"
+  offline="${offline#offline=}"
+  [ -d "$classes" ] || die "no $classes"
+  local props="$classes/hdfs-rdma-patched/groups.properties"
+  rm -rf "$classes/hdfs-rdma-patched"
+  mkdir -p "$classes/hdfs-rdma-patched"
+  local all="" release sources series layer protobuf
+  local body
+  body="$(mktemp)"
+  while read -r release sources series layer protobuf; do
+    resolve "$release" "$sources" "$offline"
+    build_release "$classes" "$release" "$series" "$layer" "$protobuf"
+    record_release "$classes" "$release" >> "$body"
+    all="$all $release"
+    echo "hadoop-releases.sh: $release: $(find "$work/$release/classes" \
+      -name '*.class' | wc -l) classes ($series, $layer, $protobuf)"
+  done < <(list_releases)
+  {
+    echo "# Written by dev-support/hadoop-releases.sh: per Hadoop release,"
+    echo "# the classes the agent replaces by group, the SHA-256 of Apache's"
+    echo "# class files, and the layer classes that come with them."
+    echo "releases=${all# }"
+    cat "$body"
+  } > "$props"
+  rm -f "$body"
+}
+
+case "${1:-}" in
+  build) shift; [ $# -ge 1 ] || die "usage: build CLASSES_DIR [offline=BOOL]"
+         build "$@" ;;
+  classpath) [ $# -eq 2 ] || die "usage: classpath RELEASE"
+             [ -f "$work/$2/runtime-classpath.txt" ] \
+               || die "no class path for $2: build hadoop-hdfs-rdma first"
+             cat "$work/$2/runtime-classpath.txt" ;;
+  *) die "usage: hadoop-releases.sh build|classpath" ;;
+esac
