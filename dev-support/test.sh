@@ -22,6 +22,17 @@ fi
 # The product's packages form no cycle (jdeps over the built classes).
 dev-support/package-cycles.sh
 
+# The main job on every Hadoop line the jar carries: the newest release of
+# each patch series in patches/releases.txt, its embedded cluster and client
+# with the drop-in jar as agent; put.sh fails unless UCX carried every byte.
+put_file=target/put-test-file
+head -c $((20 * 1024 * 1024 + 17)) /dev/urandom > "$put_file"
+for release in $(grep -v '^\s*#' patches/releases.txt | awk \
+    'NF { last[$3] = $1 } END { for (s in last) print last[s] }' | sort -V); do
+  echo "put.sh --hadoop $release:"
+  dev-support/put.sh --hadoop "$release" "$put_file"
+done
+
 # Hadoop's own tests: with the UCX path on, and on the stock jars.
 count() { # reports-dir
   find "$1" -name 'org.apache.hadoop.hdfs.Test*.txt' ! -name '*TestUcx*' \

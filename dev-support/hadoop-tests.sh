@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Hadoop's own write-path test classes of one Hadoop release (from its
+# tests jars), on that release's jars:
+#
+#   hadoop-tests.sh RELEASE ucx|stock [TESTS]
+#
+# ucx: with the drop-in jar as -javaagent: (the agent swaps in RELEASE's
+# patched classes) and the UCX path on (hadoop-hdfs-rdma/src/test/resources
+# /hdfs-site.xml); stock: the release's jars alone. TESTS is surefire's
+# -Dtest (default: the write-path classes below). Prints "RELEASE MODE: N
+# run, F failed" and, for ucx, the bytes the DataNodes fetched over UCX;
+# exits non-zero when a test failed or, for ucx, when UCX carried nothing.
+# Reports: hadoop-hdfs-rdma/target/releases/RELEASE/surefire-reports-MODE.
+# The drop-in jar must be built (mvn -pl hadoop-hdfs-rdma -am package).
+set -euo pipefail
+
+top="$(cd "$(dirname "$0")/.." && pwd)"
+# shellcheck source=dev-support/java-env.sh
+. "$top/dev-support/java-env.sh"
+module="$top/hadoop-hdfs-rdma"
+die() {
+  echo "hadoop-tests.sh: $*" >&2
+  exit 1
+}
+[ $# -ge 2 ] || die "usage: hadoop-tests.sh RELEASE ucx|stock [TESTS]"
+release="$1"
+mode="$2"
+tests="${3:-TestDFSOutputStream,TestClientProtocolForPipelineRecovery,TestPipelines,TestReplaceDatanodeOnFailure,TestFileAppend,TestFileAppend2,TestHFlush,TestWriteRead,TestCrcCorruption,TestFileCreation,TestDataTransferProtocol}"
+out="$module/target/releases/$release"
+dropin="$(ls "$module"/target/hadoop-hdfs-rdma-*-dropin.jar 2>/dev/null \
+  | head -1)"
+[ -n "$dropin" ] || die "no drop-in jar: build hadoop-hdfs-rdma first"
+flags=(-B -ntp -Dstyle.color=never -Phadoop-tests -Dhadoop.release="$release"
+  -Dout.dir="$out" -Dtests.mode="$mode" -Dhadoop.tests="$tests")
+case "$mode" in
+  ucx) flags+=(-Ddropin.jar="$dropin") ;;
+  stock) flags+=(-Dagent.option= \
+           -Dtest.resources="$module/src/test/stock-resources") ;;
+  *) die "mode must be ucx or stock, not $mode" ;;
+esac
+[ -n "${MAVEN_OFFLINE:-}" ] && flags+=(-o)
+rm -rf "$out/surefire-reports-$mode" "$out/ucx-totals-$mode.txt"
+log="$out/hadoop-tests-$mode.log"
+mkdir -p "$out"
+status=0
+mvn "${flags[@]}" -f "$module/releases/pom.xml" test > "$log" 2>&1 \
+  || status=$?
+summary="$(cat "$out/surefire-reports-$mode"/*.txt 2>/dev/null | awk \
+  -F'[ ,]+' '/^Tests run:/ { r += $3; f += $5 + $7 }
+  END { printf "%d run, %d failed", r, f }')"
+echo "Hadoop $release's write-path tests, $mode: $summary"
+if [ "$mode" = ucx ]; then
+  fetched="$(awk -F'[= ]' '{ f += $4 } END { print f + 0 }' \
+    "$out/ucx-totals-$mode.txt" 2>/dev/null || echo 0)"
+  echo "  data bytes the DataNodes fetched over UCX: $fetched"
+  [ "$fetched" -gt 0 ] || { echo "UCX carried nothing; see $log" >&2;
+    status=1; }
+fi
+[ "$status" -eq 0 ] || { grep -E 'Tests run:.*FAIL|<<< (FAILURE|ERROR)' \
+  "$log" | head -20 >&2; exit 1; }
