@@ -77,7 +77,7 @@ resolve() {
   mkdir -p "$out"
   mvn "${flags[@]}" -Dstyle.color=never -f "$module/releases/pom.xml" generate-resources \
     -Dhadoop.release="$release" -Dhadoop.sources.release="$sources" \
-    -Dout.dir="$out" -Dproject.build.directory="$out/maven" >/dev/null \
+    -Dout.dir="$out" >/dev/null \
     || die "could not resolve Hadoop $release's jars (run" \
       "dev-support/setup.sh online once)"
 }

@@ -25,7 +25,18 @@ die() {
 [ $# -ge 2 ] || die "usage: hadoop-tests.sh RELEASE ucx|stock [TESTS]"
 release="$1"
 mode="$2"
-tests="${3:-TestDFSOutputStream,TestClientProtocolForPipelineRecovery,TestPipelines,TestReplaceDatanodeOnFailure,TestFileAppend,TestFileAppend2,TestHFlush,TestWriteRead,TestCrcCorruption,TestFileCreation,TestDataTransferProtocol}"
+# Hadoop's write-path classes. Left out: two TestFileCreation methods that
+# fail on the stock jars of every release tried (2.9.2, 2.10.2), and, with
+# UCX, testPacketTransmissionDelay, which delays DataNode 1's forwarding of
+# packets, something the UCX path does not do (hadoop-hdfs-rdma/README.md).
+classes=TestDFSOutputStream,TestClientProtocolForPipelineRecovery
+classes=$classes,TestPipelines,TestReplaceDatanodeOnFailure,TestFileAppend
+classes=$classes,TestFileAppend2,TestHFlush,TestWriteRead,TestCrcCorruption
+classes=$classes,TestFileCreation,TestDataTransferProtocol
+excluded='!TestFileCreation#testFileCreationNamenodeRestart'
+excluded="$excluded+testFileCreationSetLocalInterface"
+[ "$mode" = ucx ] && excluded="$excluded,!TestClientProtocolForPipelineRecovery#testPacketTransmissionDelay"
+tests="${3:-$classes,$excluded}"
 out="$module/target/releases/$release"
 dropin="$(ls "$module"/target/hadoop-hdfs-rdma-*-dropin.jar 2>/dev/null \
   | head -1)"
