@@ -15,13 +15,16 @@
 #            and src/LAYER/java) and the compat classes with their protobuf
 #            messages, relocated to R's protobuf package;
 #         4. checks the patched files compile to the very classes R's jars
-#            have (the agent can only replace classes Hadoop has).
+#            have (the agent can only replace classes Hadoop has), and,
+#            where R has a shaded client (hadoop-client-api), that no class
+#            refers to a package it relocates (dev-support/relocate.sh).
 #       It writes into CLASSES_DIR/hdfs-rdma-patched/:
 #         - R/..., every class of steps 3, at its normal path under R/;
 #         - groups.properties: per release, the classes of each group the
 #           agent replaces all or nothing ("client": hadoop-hdfs-client,
 #           "datanode": hadoop-hdfs), the SHA-256 of Apache's class file of
-#           each, and the layer classes the agent hands the JVM with them.
+#           each (and of the shaded client's where it differs), and the
+#           layer classes the agent hands the JVM with them.
 #       A layer class that only some releases have is also copied to its
 #       normal path in CLASSES_DIR, so that the class loader finds a file
 #       of that name in the jar (the agent then supplies R's bytes).
@@ -43,7 +46,7 @@ die() {
   exit 1
 }
 
-# "release sources series layer protobuf" lines.
+# "release sources series layer protobuf shaded" lines.
 list_releases() {
   grep -v '^\s*#' "$releases" | grep -v '^\s*$'
 }
@@ -71,9 +74,10 @@ classes_in_dir() {
 }
 
 resolve() {
-  local release="$1" sources="$2" offline="$3" out="$work/$1"
+  local release="$1" sources="$2" offline="$3" shaded="$4" out="$work/$1"
   local flags=(-B -q -ntp)
   [ "$offline" = true ] && flags+=(-o)
+  [ "$shaded" = - ] || flags+=(-Dclient.api.artifact="$shaded")
   mkdir -p "$out"
   mvn "${flags[@]}" -Dstyle.color=never -f "$module/releases/pom.xml" generate-resources \
     -Dhadoop.release="$release" -Dhadoop.sources.release="$sources" \
@@ -138,9 +142,32 @@ build_release() {
   fi
 }
 
+# The SHA-256 of CLASS in JAR, or nothing when JAR lacks it.
+digest() {
+  unzip -l "$1" "$2.class" > /dev/null 2>&1 || return 0
+  unzip -p "$1" "$2.class" | sha256sum | cut -d' ' -f1
+}
+
+# Fails unless the release's classes need no relocation to run against
+# the shaded client SHADED (hadoop-client-api): Hadoop's shade plugin moved
+# third-party packages under org.apache.hadoop.shaded, so a reference to
+# one (a Guava class, say) would break there.
+check_shaded() {
+  local release="$1" shaded="$2" compiled="$work/$1/classes"
+  local relocated="$work/$1/relocated"
+  rm -rf "$relocated"
+  "$top/dev-support/relocate.sh" "$compiled" "$relocated" \
+    "$top/dev-support/relocate/hadoop-client.mapping" > "$work/$1/relocate.log"
+  local cls
+  while read -r cls; do
+    cmp -s "$compiled/$cls" "$relocated/$cls" || die "$release: $cls" \
+      "refers to a package $shaded relocates: see $work/$1/relocate.log"
+  done < <(cd "$compiled" && find . -name '*.class' | sed 's|^\./||')
+}
+
 # Writes R's classes and groups into CLASSES_DIR; prints R's groups.
 record_release() {
-  local classes="$1" release="$2" compiled="$work/$2/classes"
+  local classes="$1" release="$2" shaded="$3" compiled="$work/$2/classes"
   local jars="$work/$2/jars" out="$1/hdfs-rdma-patched/$2"
   local artifact path cls group
   declare -A members=()
@@ -154,8 +181,16 @@ record_release() {
       "to [$(echo $ours)], Apache's to [$(echo $theirs)]: the agent can only" \
       "replace classes Hadoop has"
     for cls in $ours; do
-      echo "$release.sha256.$cls=$(unzip -p "$jar" "$cls.class" \
-        | sha256sum | cut -d' ' -f1)"
+      # Apache's class file, and the shaded client's where it differs (the
+      # shade plugin of Hadoop 3.3 rewrote every class it copied).
+      local d1 d2=""
+      d1="$(digest "$jar" "$cls")"
+      if [ "$group" = client ] && [ "$shaded" != - ]; then
+        d2="$(digest "$jars/$shaded-$release.jar" "$cls")"
+        [ -n "$d2" ] || die "$release: $cls is not in $shaded"
+        [ "$d2" != "$d1" ] || d2=""
+      fi
+      echo "$release.sha256.$cls=$d1${d2:+ $d2}"
       members[$group]="${members[$group]:-} $cls"
       grouped="$grouped$cls "
     done
@@ -189,10 +224,11 @@ build() {
   local all="" release sources series layer protobuf
   local body
   body="$(mktemp)"
-  while read -r release sources series layer protobuf; do
-    resolve "$release" "$sources" "$offline"
+  while read -r release sources series layer protobuf shaded; do
+    resolve "$release" "$sources" "$offline" "$shaded"
     build_release "$classes" "$release" "$series" "$layer" "$protobuf"
-    record_release "$classes" "$release" >> "$body"
+    [ "$shaded" = - ] || check_shaded "$release" "$shaded"
+    record_release "$classes" "$release" "$shaded" >> "$body"
     all="$all $release"
     echo "hadoop-releases.sh: $release: $(find "$work/$release/classes" \
       -name '*.class' | wc -l) classes ($series, $layer, $protobuf)"

@@ -41,11 +41,14 @@ final class PatchedGroups {
     final String release;
     /** Internal names (a/b/C, a/b/C$D), the patched file's class first. */
     final List<String> classes;
-    /** Apache's class file digest, by class. */
-    final Map<String, String> digests;
+    /**
+     * The digests of Apache's class files, by class: the plain jar's and,
+     * where it differs, the shaded client's.
+     */
+    final Map<String, Set<String>> digests;
 
     Group(PatchState.Group id, String release, List<String> classes,
-        Map<String, String> digests) {
+        Map<String, Set<String>> digests) {
       this.id = id;
       this.release = release;
       this.classes = Collections.unmodifiableList(classes);
@@ -58,8 +61,8 @@ final class PatchedGroups {
     }
 
     boolean accepts(String className, byte[] classFile) {
-      String accepted = digests.get(className);
-      return accepted != null && accepted.equals(sha256(classFile));
+      Set<String> accepted = digests.get(className);
+      return accepted != null && accepted.contains(sha256(classFile));
     }
   }
 
@@ -177,14 +180,11 @@ final class PatchedGroups {
       for (PatchState.Group id : PatchState.Group.values()) {
         List<String> classes = words(p, r + "." + id.key() + ".classes",
             " lists no " + r + " " + id.key() + " classes");
-        Map<String, String> digests = new LinkedHashMap<String, String>();
+        Map<String, Set<String>> digests =
+            new LinkedHashMap<String, Set<String>>();
         for (String c : classes) {
-          String d = p.getProperty(r + ".sha256." + c, "").trim();
-          if (d.isEmpty()) {
-            throw new IOException(RESOURCE + " has no " + r + " digest of "
-                + c);
-          }
-          digests.put(c, d);
+          digests.put(c, new HashSet<String>(words(p, r + ".sha256." + c,
+              " has no " + r + " digest of " + c)));
         }
         groups.put(id, new Group(id, r, classes, digests));
       }

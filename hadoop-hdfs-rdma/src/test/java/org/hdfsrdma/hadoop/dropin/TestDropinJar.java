@@ -109,8 +109,8 @@ public class TestDropinJar {
         try (InputStream in = original.openStream()) {
           digest = sha256(IOUtils.toByteArray(in));
         }
-        assertEquals(c + ": Apache 2.9.2's digest", digest,
-            groups.getProperty("2.9.2.sha256." + c));
+        assertTrue(c + ": Apache 2.9.2's digest", Arrays.asList(groups
+            .getProperty("2.9.2.sha256." + c).split(" ")).contains(digest));
       }
       // No class of the jar exists in Hadoop's jars: on the class path
       // it shadows nothing.
