@@ -51,7 +51,7 @@ import com.google.common.annotations.VisibleForTesting;
  * <p>Why the methods are overridden: DFSPacket's buffer and offsets are
  * private and its constructor takes a byte[]. This class keeps its own
  * offsets and overrides every method that reads or writes the byte[]
- * ({@link #writeData}, {@link #writeChecksum}, {@link #writeTo},
+ * (both {@code writeData}, {@link #writeChecksum}, {@link #writeTo},
  * {@link #releaseBuffer}; the private {@code checkBuffer} is reached only
  * from those) and the one that reads the private offsets
  * ({@link #getLastByteOffsetBlock}, which {@code toString} calls). The
@@ -145,8 +145,29 @@ class UcxDFSPacket extends DFSPacket {
     dataPos += len;
   }
 
+  /**
+   * Hadoop 3's DFSPacket has this method (erasure-coded streams write
+   * parity cells with it); it is overridden there, and an unused extra on
+   * Hadoop 2, so no {@code @Override}. Copies at most {@code len} bytes.
+   */
+  public synchronized void writeData(ByteBuffer inBuffer, int len)
+      throws ClosedChannelException {
+    checkBuffer();
+    len = Math.min(len, inBuffer.remaining());
+    if (dataPos + len > capacity) {
+      throw new BufferOverflowException();
+    }
+    ByteBuffer from = inBuffer.duplicate();
+    from.limit(from.position() + len);
+    mem.position(dataPos);
+    mem.put(from);
+    inBuffer.position(inBuffer.position() + len);
+    dataPos += len;
+  }
+
+  // public: Hadoop 3's DFSPacket has it public, Hadoop 2's package-private
   @Override
-  synchronized void writeChecksum(byte[] inarray, int off, int len)
+  public synchronized void writeChecksum(byte[] inarray, int off, int len)
       throws ClosedChannelException {
     checkBuffer();
     if (len == 0) {
@@ -167,7 +188,7 @@ class UcxDFSPacket extends DFSPacket {
    * with one call.
    */
   @Override
-  synchronized void writeTo(DataOutputStream stm) throws IOException {
+  public synchronized void writeTo(DataOutputStream stm) throws IOException {
     checkBuffer();
 
     final int dataLen = dataPos - dataStart;

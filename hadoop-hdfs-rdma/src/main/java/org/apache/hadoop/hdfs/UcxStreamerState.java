@@ -5,6 +5,7 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.hadoop.classification.InterfaceAudience;
 import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
@@ -21,7 +22,10 @@ import org.hdfsrdma.hadoop.compat.WriteBlockOpRewriter;
 import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes;
 import org.hdfsrdma.hadoop.protocol.CommitEntry;
 import org.hdfsrdma.hadoop.protocol.WriteRequest;
+import org.hdfsrdma.hadoop.util.LogOnce;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * DataStreamer's hooks into the UCX data path (patches 0002 and 0006),
@@ -35,7 +39,13 @@ import org.hdfsrdma.ucx.RegisteredBufferPool;
 @InterfaceAudience.Private
 public final class UcxStreamerState {
 
+  private static final Logger LOG =
+      LoggerFactory.getLogger(UcxStreamerState.class);
+
   private static final UcxStreamerState OFF = new UcxStreamerState(null);
+
+  /** Streamers left on TCP because they are not plain DataStreamers. */
+  private static final AtomicLong EXCLUDED = new AtomicLong();
 
   /** The stream's UCX side, or null when the stream writes over TCP. */
   private final ClientStream stream;
@@ -55,12 +65,7 @@ public final class UcxStreamerState {
 
     @Override
     public void nodeFailed(int index) {
-      synchronized (errorState) {
-        if (!errorState.isNodeMarked()) {
-          errorState.setBadNodeIndex(index);
-        }
-        errorState.setError(true);
-      }
+      UcxErrorStates.markBad(errorState, index);
     }
 
     @Override
@@ -76,6 +81,32 @@ public final class UcxStreamerState {
    */
   static UcxStreamerState create(DFSClient client,
       DataStreamer.ErrorState errorState) {
+    return create(null, client, errorState);
+  }
+
+  /**
+   * As {@link #create(DFSClient, DataStreamer.ErrorState)} for
+   * {@code streamer}, called from its constructor: a subclass of
+   * DataStreamer gets no UCX. Hadoop 3's erasure-coded writes run a
+   * {@code StripedDataStreamer} per cell stream, which has its own block
+   * and recovery logic the UCX path was not built for; their packets stay
+   * on the heap ({@link UcxPackets#forStream} finds no pool) and go over
+   * TCP. Counted, and logged once per JVM.
+   *
+   * @param streamer the streamer under construction (only its class is
+   *     read), or null
+   */
+  static UcxStreamerState create(DataStreamer streamer, DFSClient client,
+      DataStreamer.ErrorState errorState) {
+    if (streamer != null && streamer.getClass() != DataStreamer.class) {
+      long n = EXCLUDED.incrementAndGet();
+      LogOnce.info("excluded " + streamer.getClass().getName(), "hdfs-rdma: "
+          + streamer.getClass().getSimpleName() + " streams (erasure-coded"
+          + " files) write over TCP; the UCX path is for replicated files");
+      LOG.debug("hdfs-rdma: {} streamer {} writes over TCP",
+          streamer.getClass().getSimpleName(), n);
+      return OFF;
+    }
     ClientStream stream = ClientStream.open(client.getConfiguration(),
         client.getConf().getWritePacketSize(), new Failures(errorState));
     return stream == null ? OFF : new UcxStreamerState(stream);
@@ -165,7 +196,8 @@ public final class UcxStreamerState {
           packet.isHeartbeatPacket(), packet.isLastPacketInBlock(),
           header.getSyncBlock(), RegisteredBufferPool.NO_LEASE, 0, 0, 0);
     }
-    ClientStream.Sent sent = stream.send(outgoing);
+    ClientStream.Sent sent = stream.send(outgoing,
+        !UcxHeartbeats.SENT_UNDER_QUEUE_LOCK);
     if (sent == ClientStream.Sent.DESCRIBED && times != null) {
       long sentAt = System.nanoTime();
       times.add(PacketPhaseTimes.Phase.CLIENT_SEND, sentAt - started);
@@ -202,6 +234,11 @@ public final class UcxStreamerState {
     PacketHeader header = new PacketHeader();
     header.readFields(ByteBuffer.wrap(bytes.toByteArray()));
     return header;
+  }
+
+  /** Streamers this JVM left on TCP for their class (see create). */
+  static long excludedStreamers() {
+    return EXCLUDED.get();
   }
 
   /** DataNode 1 answered a heartbeat (patch 0006). */

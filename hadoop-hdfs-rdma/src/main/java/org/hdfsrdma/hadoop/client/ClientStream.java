@@ -362,10 +362,29 @@ public final class ClientStream {
    * @throws IOException when the packet cannot go over UCX at all
    */
   public Sent send(OutgoingPacket packet) throws IOException {
+    return send(packet, true);
+  }
+
+  /**
+   * As {@link #send(OutgoingPacket)}; a heartbeat with {@code mayWait}
+   * false never waits: where Hadoop sends heartbeats holding a lock the
+   * writer and the ack reader need (Hadoop 3's DataStreamer sends them
+   * under its {@code dataQueue} lock, HDFS-15813), a heartbeat that would
+   * wait for a ring slot is not sent ({@link Sent#NOT_DESCRIBED}): the
+   * DataNodes still have descriptors to take, so they are not idle, and
+   * the next heartbeat comes an interval later. Data packets always may
+   * wait; {@code mayWait} applies to heartbeats only.
+   */
+  public Sent send(OutgoingPacket packet, boolean mayWait)
+      throws IOException {
     if (!active) {
       return Sent.ON_TCP;
     }
+    boolean wait = mayWait || !packet.heartbeat;
     if (packet.heartbeat) {
+      if (!wait && !sender.canSendWithoutWaiting()) {
+        return Sent.NOT_DESCRIBED;
+      }
       if (heartbeatsInFlight.get() >= MAX_HEARTBEATS_IN_FLIGHT) {
         // The DataNodes have not answered the last ones: they are busy or
         // the pipeline is failing, and another heartbeat adds nothing.
@@ -375,7 +394,7 @@ public final class ClientStream {
     }
     boolean described;
     try {
-      described = sender.send(packet);
+      described = sender.send(packet, wait);
     } catch (IOException e) {
       tcpOnlyBlockId = blockId;
       throw e;

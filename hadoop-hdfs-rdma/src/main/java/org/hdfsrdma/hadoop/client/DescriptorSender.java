@@ -125,6 +125,17 @@ final class DescriptorSender {
    * have fetched it.
    */
   boolean send(OutgoingPacket p) throws IOException {
+    return send(p, true);
+  }
+
+  /**
+   * As {@link #send(OutgoingPacket)}; with {@code mayWait} false (a packet
+   * without bytes, sent where the caller must not block, such as Hadoop
+   * 3's heartbeats under the DataStreamer's queue lock) a send UCX has to
+   * queue keeps its ring slot without being waited for here: the slot's
+   * next user waits for it. Call {@link #canSendWithoutWaiting} first.
+   */
+  boolean send(OutgoingPacket p, boolean mayWait) throws IOException {
     int region = 0;
     long address = 0;
     if (p.lease != RegisteredBufferPool.NO_LEASE
@@ -154,11 +165,29 @@ final class DescriptorSender {
           blockId, generationStamp, p.seqno, p.offsetInBlock, flags, region,
           address, p.checksumLength, p.dataLength);
       if (!send(i, m.ringAddress(entry), PacketDescriptor.LENGTH,
-          m.ringStatus(), entry)) {
+          m.ringStatus(), entry, mayWait)) {
         return false;
       }
     }
     counters.add(UcxJvmMetrics.SENT_BYTES, p.dataLength);
+    return true;
+  }
+
+  /**
+   * Whether a packet without bytes can be described to every node now,
+   * without waiting for a ring slot: the slots it would use are free.
+   */
+  boolean canSendWithoutWaiting() {
+    SendMemory m = memory;
+    UcxEndpoint[] to = endpoints;
+    if (to == null) {
+      return false;
+    }
+    for (int i = 0; i < to.length; i++) {
+      if (m.ringStatus().inProgress(m.entry(nextSlot, i))) {
+        return false;
+      }
+    }
     return true;
   }
 
@@ -179,7 +208,7 @@ final class DescriptorSender {
             poolRegion + 1, pool.regionAddress(poolRegion),
             pool.regionLength(poolRegion), pool.regionKey(poolRegion));
     if (!send(node, m.announcementAddress(node), announcement.length(),
-        m.announcementStatus(), node)) {
+        m.announcementStatus(), node, true)) {
       return false;
     }
     announced.add(node, poolRegion);
@@ -190,10 +219,11 @@ final class DescriptorSender {
    * Sends one message to node {@code node}. When UCX had to queue it (the
    * DataNode's receive queue was full), waits here until it went out,
    * progressing the worker: nothing else would (the DataNode freeing room
-   * wakes nobody on this side). Returns false when the pipeline failed.
+   * wakes nobody on this side), unless {@code mayWait} is false. Returns
+   * false when the pipeline failed.
    */
   private boolean send(int node, long address, int length,
-      StatusSlots slots, int slot) throws IOException {
+      StatusSlots slots, int slot, boolean mayWait) throws IOException {
     int rc;
     try {
       rc = endpoints[node].send(address, length, slots.address(slot));
@@ -204,7 +234,7 @@ final class DescriptorSender {
     }
     if (rc != 0) {
       counters.add(UcxJvmMetrics.QUEUED_SENDS, 1);
-      return awaitSlot(slots, slot, node);
+      return !mayWait || awaitSlot(slots, slot, node);
     }
     return true;
   }
