@@ -19,7 +19,11 @@
 #       Comparing our bytecode with Apache's would not be sound: another
 #       javac emits different bytecode for the same source.
 #       Then applies the release's series, patches/SERIES/[0-9]*.patch, in
-#       order (patch -p1, no fuzz); any reject fails the build.
+#       order (patch -p1, no fuzz); any reject fails the build. A series
+#       written BASE+OVERLAY is BASE's patches with those of the same name
+#       in patches/OVERLAY/ instead: a release whose sources differ from
+#       the rest of its line in the context of one patch carries only that
+#       patch.
 #
 #   hadoop-sources.sh edit [RELEASE]
 #       Makes hadoop-hdfs-rdma/target/hadoop-src-edit, a git repository with
@@ -29,17 +33,21 @@
 #
 #   hadoop-sources.sh export
 #       Rewrites the edited series' [0-9]*.patch from the commits of the
-#       edit tree, so nobody edits patch files by hand.
+#       edit tree, so nobody edits patch files by hand. For a BASE+OVERLAY
+#       series it writes into OVERLAY only the patches that differ from
+#       BASE's in more than line numbers.
 set -euo pipefail
 
 top="$(cd "$(dirname "$0")/.." && pwd)"
 files="$top/patches/hadoop-files.txt"
 releases="$top/patches/releases.txt"
 edit_dir="$top/hadoop-hdfs-rdma/target/hadoop-src-edit"
-# Set by use_release: the release, where its sources come from, its series.
+# Set by use_release: the release, where its sources come from, its
+# series' directory and the overlay's (or "").
 hadoop_version=""
 hadoop_source_version=""
 series=""
+overlay=""
 
 die() {
   echo "hadoop-sources.sh: $*" >&2
@@ -53,8 +61,27 @@ use_release() {
   [ -n "$line" ] || die "$1 is not in $releases"
   hadoop_version="$1"
   hadoop_source_version="$(echo "$line" | awk '{ print $2 }')"
-  series="$top/patches/$(echo "$line" | awk '{ print $3 }')"
+  local name
+  name="$(echo "$line" | awk '{ print $3 }')"
+  series="$top/patches/${name%%+*}"
+  overlay=""
+  [ "$name" = "${name#*+}" ] || overlay="$top/patches/${name#*+}"
   [ -d "$series" ] || die "no series $series for $1"
+  [ -z "$overlay" ] || [ -d "$overlay" ] || die "no overlay $overlay for $1"
+}
+
+# The release's patches in order: the series', each replaced by the
+# overlay's patch of the same name where there is one.
+series_patches() {
+  local patch
+  for patch in "$series"/[0-9]*.patch; do
+    [ -e "$patch" ] || continue
+    if [ -n "$overlay" ] && [ -e "$overlay/$(basename "$patch")" ]; then
+      echo "$overlay/$(basename "$patch")"
+    else
+      echo "$patch"
+    fi
+  done
 }
 
 # "artifact path" lines of the file list.
@@ -145,8 +172,9 @@ prove() {
   done < <(list_files)
 
   javac --release 8 -nowarn -encoding UTF-8 -d "$compiled" \
-    -cp "$(cat "$classpath_file")" "${sources[@]}" 2>&1 \
-    | grep -v '^Note:' >&2 || true
+    -cp "$(cat "$classpath_file")" "${sources[@]}" > "$out/javac.log" 2>&1 \
+    || { cat "$out/javac.log" >&2; die "the pristine $hadoop_source_version" \
+      "sources do not compile against $hadoop_version"; }
   while read -r artifact path; do
     local jar2="$jars/$artifact-$hadoop_version.jar" base="${path%.java}"
     local ours theirs
@@ -178,16 +206,15 @@ prove() {
 apply_series() {
   local pristine="$1" patched="$2" patch n=0
   cp -r "$pristine" "$patched"
-  for patch in "$series"/[0-9]*.patch; do
-    [ -e "$patch" ] || continue
+  while read -r patch; do
     patch -p1 -d "$patched" --batch --forward --no-backup-if-mismatch \
       --fuzz=0 --quiet < "$patch" \
-      || die "$(basename "$series")/$(basename "$patch") does not apply" \
-        "to $hadoop_version"
+      || die "$(basename "$(dirname "$patch")")/$(basename "$patch") does" \
+        "not apply to $hadoop_version"
     n=$((n + 1))
-  done
+  done < <(series_patches)
   echo "hadoop-sources.sh: $hadoop_version: applied $n patch(es) of" \
-    "$(basename "$series")"
+    "$(basename "$series")${overlay:++$(basename "$overlay")}"
 }
 
 # The jars of RELEASE that the hadoop-hdfs-rdma build resolved.
@@ -210,13 +237,13 @@ edit() {
     commit -q -m "Apache Hadoop $hadoop_source_version sources"
   git -C "$edit_dir" tag pristine
   git -C "$edit_dir" config hdfsrdma.series "$series"
+  git -C "$edit_dir" config hdfsrdma.overlay "$overlay"
   local patch
-  for patch in "$series"/[0-9]*.patch; do
-    [ -e "$patch" ] || continue
+  while read -r patch; do
     git -C "$edit_dir" -c user.name=hdfs-rdma \
       -c user.email=hdfs-rdma@localhost am -q "$patch" \
       || die "$(basename "$patch") does not apply"
-  done
+  done < <(series_patches)
   echo "Edit $edit_dir ($(basename "$series") on $hadoop_version), commit" \
     "one commit per patch, then run: dev-support/hadoop-sources.sh export"
 }
@@ -226,11 +253,30 @@ export_patches() {
   [ -z "$(git -C "$edit_dir" status --porcelain)" ] \
     || die "uncommitted changes in $edit_dir"
   series="$(git -C "$edit_dir" config hdfsrdma.series)"
-  [ -d "$series" ] || mkdir -p "$series"
-  rm -f "$series"/[0-9]*.patch
+  overlay="$(git -C "$edit_dir" config hdfsrdma.overlay || true)"
+  if [ -z "$overlay" ]; then
+    [ -d "$series" ] || mkdir -p "$series"
+    rm -f "$series"/[0-9]*.patch
+    git -C "$edit_dir" format-patch -q --no-signature --no-numbered \
+      --zero-commit -o "$series" pristine..HEAD
+    ls "$series"/[0-9]*.patch 2>/dev/null || echo "no patches"
+    return
+  fi
+  local tmp patch base
+  tmp="$(mktemp -d)"
   git -C "$edit_dir" format-patch -q --no-signature --no-numbered \
-    --zero-commit -o "$series" pristine..HEAD
-  ls "$series"/[0-9]*.patch 2>/dev/null || echo "no patches"
+    --zero-commit -o "$tmp" pristine..HEAD
+  rm -f "$overlay"/[0-9]*.patch
+  for patch in "$tmp"/[0-9]*.patch; do
+    base="$series/$(basename "$patch")"
+    if [ -e "$base" ] && diff -q -I '^index ' -I '^@@ ' "$base" "$patch" \
+        > /dev/null; then
+      continue
+    fi
+    cp "$patch" "$overlay/"
+  done
+  rm -rf "$tmp"
+  ls "$overlay"/[0-9]*.patch 2>/dev/null || echo "no overlay patches"
 }
 
 case "${1:-}" in

@@ -30,8 +30,6 @@ import org.apache.hadoop.hdfs.util.ByteArrayManager;
 import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
 
-import com.google.common.annotations.VisibleForTesting;
-
 /**
  * A {@link DFSPacket} whose checksums and data live in a buffer leased from
  * a {@link RegisteredBufferPool}: UCX-registered memory that a DataNode
@@ -337,7 +335,6 @@ class UcxDFSPacket extends DFSPacket {
   }
 
   /** The pool token of the registered buffer this packet was created in. */
-  @VisibleForTesting
   long lease() {
     return lease;
   }
