@@ -49,8 +49,14 @@ case "$mode" in
            -Dtest.resources="$module/src/test/stock-resources") ;;
   *) die "mode must be ucx or stock, not $mode" ;;
 esac
+case "$release" in
+  2.*) flags+=(-Dtests.libraries=hadoop2) ;;
+  3.3.*|3.4.*) flags+=(-Dtests.libraries=hadoop3) ;;
+  *) flags+=(-Dtests.libraries=hadoop3.5) ;;
+esac
 [ -n "${MAVEN_OFFLINE:-}" ] && flags+=(-o)
-rm -rf "$out/surefire-reports-$mode" "$out/ucx-totals-$mode.txt"
+rm -rf "$out/surefire-reports-$mode" "$out/ucx-totals-$mode.txt" \
+  "$out/test-data-$mode" "$out/test-dir-$mode"
 log="$out/hadoop-tests-$mode.log"
 mkdir -p "$out"
 status=0
