@@ -1,0 +1,289 @@
+package org.hdfsrdma.hadoop.dropin;
+
+import static org.junit.Assert.assertArrayEquals;
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+import static org.junit.Assert.fail;
+
+import java.io.File;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import java.util.jar.JarEntry;
+import java.util.jar.JarOutputStream;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipFile;
+
+import org.apache.hadoop.fs.Path;
+import org.hdfsrdma.hadoop.tools.DataNodeJmxMetrics;
+
+/**
+ * A Spark as PyPI publishes it (the pyspark package: Spark's own jars with
+ * its own shaded Hadoop client, hadoop-client-api) writing to HDFS with
+ * nothing added but the drop-in jar as agent: {@code bin/spark-submit
+ * --conf spark.driver.extraJavaOptions=-javaagent:JAR --conf
+ * spark.executor.extraJavaOptions=-javaagent:JAR}, HADOOP_CONF_DIR the
+ * cluster's configuration (dfs.client.rdma.enabled=true in its
+ * hdfs-site.xml). The cluster ({@link AgentCluster}) runs the Hadoop
+ * release the Spark bundles when the drop-in jar carries classes for it.
+ *
+ * <p>The pyspark packages come from PyPI through dev-support/pyspark.sh
+ * (setup.sh runs it), unpacked under the directory of the system property
+ * {@code hdfsrdma.test.pyspark.dir}; never from the repository. The job is
+ * test-apps/spark's SparkWrite, a Java job (no Python needed): it uses
+ * Spark's Java API only, which Spark 3.5 (Scala 2.12) and 4 (Scala 2.13)
+ * both have.
+ *
+ * <p>What UCX carried is read from the DataNodes' counters: every block
+ * replica over UCX and exactly three times the bytes written fetched, none
+ * over TCP. Until the jar carries the Spark's Hadoop release, the same
+ * job must write over TCP, with the agent's one line saying why.
+ */
+abstract class StockPySpark {
+
+  static final int PARTITIONS = 4;
+  /** 121 bytes a line: about 3 MiB a file. */
+  static final int LINES = 26_000;
+
+  private static final String JOB = "org.hdfsrdma.testapps.spark.SparkWrite";
+
+  /** An unpacked pyspark: SPARK_HOME and the Hadoop it bundles. */
+  static final class PySpark {
+    final String version;
+    /** The directory holding bin/spark-submit and jars/. */
+    final File home;
+    /** The version of its hadoop-client-api (common-version-info). */
+    final String hadoop;
+    final File clientApi;
+
+    PySpark(String version) throws IOException {
+      this.version = version;
+      File dir = new File(System.getProperty("hdfsrdma.test.pyspark.dir",
+          System.getProperty("user.home") + "/.cache/hdfs-rdma/pyspark"),
+          "pyspark-" + version);
+      // The sdist PyPI serves keeps bin/ and jars/ under deps/; an
+      // installed package or a wheel has them under pyspark/.
+      File found = null;
+      for (String sub : new String[] {"deps", "pyspark"}) {
+        File h = new File(dir, sub);
+        if (new File(h, "bin/spark-submit").isFile()
+            && new File(h, "jars").isDirectory()) {
+          found = h;
+        }
+      }
+      if (found == null) {
+        fail("no pyspark " + version + " unpacked in " + dir + ": run"
+            + " dev-support/pyspark.sh (dev-support/setup.sh does)");
+      }
+      home = found;
+      File[] api = new File(home, "jars").listFiles(
+          (d, n) -> n.matches("hadoop-client-api-.*\\.jar"));
+      assertTrue("pyspark " + version + " has no hadoop-client-api jar",
+          api != null && api.length == 1);
+      clientApi = api[0];
+      try (ZipFile zip = new ZipFile(clientApi)) {
+        ZipEntry e = zip.getEntry("common-version-info.properties");
+        Properties p = new Properties();
+        try (InputStream in = zip.getInputStream(e)) {
+          p.load(in);
+        }
+        hadoop = p.getProperty("version");
+      }
+    }
+  }
+
+  /**
+   * The cluster's release: the Spark's own Hadoop when the jar carries
+   * it, else the newest release the jar carries (mixed versions).
+   */
+  static String clusterRelease(PySpark spark) throws IOException {
+    List<String> carried = AgentCluster.releasesInJar();
+    return carried.contains(spark.hadoop) ? spark.hadoop
+        : carried.get(carried.size() - 1);
+  }
+
+  /** Whether the agent can put this Spark's client on the UCX path. */
+  static boolean jarCarries(PySpark spark) throws IOException {
+    return AgentCluster.releasesInJar().contains(spark.hadoop);
+  }
+
+  /**
+   * A SPARK_HOME of links to the pyspark's bin/ and jars/: the same
+   * scripts and jars, while the work/ of local-cluster's Worker (the
+   * executors' logs) lands in the test's directory, not in the cache.
+   */
+  static File sparkHome(AgentCluster hdfs, PySpark spark, String name)
+      throws IOException {
+    File home = new File(hdfs.work(), name + "-spark-home");
+    assertTrue(home.mkdirs());
+    for (String sub : new String[] {"bin", "jars"}) {
+      Files.createSymbolicLink(new File(home, sub).toPath(),
+          new File(spark.home, sub).toPath());
+    }
+    return home;
+  }
+
+  /** test-apps/spark's classes (SparkWrite) as the application jar. */
+  static synchronized File appJar(AgentCluster hdfs) throws IOException {
+    File jar = new File(hdfs.work(), "spark-write.jar");
+    if (jar.isFile()) {
+      return jar;
+    }
+    File classes = new File(System.getProperty(
+        "hdfsrdma.test.spark.classes", "../test-apps/spark/target/"
+            + "test-classes"));
+    assertTrue("no " + classes + ": build test-apps/spark first",
+        classes.isDirectory());
+    try (JarOutputStream out = new JarOutputStream(
+        new FileOutputStream(jar));
+        Stream<java.nio.file.Path> files = Files.walk(classes.toPath())) {
+      for (java.nio.file.Path f : files.filter(Files::isRegularFile)
+          .collect(Collectors.toList())) {
+        out.putNextEntry(new JarEntry(classes.toPath().relativize(f)
+            .toString()));
+        out.write(Files.readAllBytes(f));
+        out.closeEntry();
+      }
+    }
+    return jar;
+  }
+
+  /**
+   * bin/spark-submit of the pyspark, as is, with the agent in the driver's
+   * and the executors' java options and nothing else of hdfs-rdma; returns
+   * the exit code, the output in {@code work/NAME.log}.
+   */
+  static int submit(AgentCluster hdfs, PySpark spark, String name,
+      String master, String out) throws Exception {
+    String agent = AgentCluster.agent();
+    Map<String, String> env = new HashMap<String, String>();
+    File home = sparkHome(hdfs, spark, name);
+    env.put("SPARK_HOME", home.getPath());
+    env.put("HADOOP_CONF_DIR", hdfs.conf().getPath());
+    env.put("SPARK_LOCAL_IP", "127.0.0.1");
+    env.put("JAVA_HOME", System.getProperty("java.home"));
+    List<String> command = new ArrayList<String>(Arrays.asList(
+        "bash", new File(home, "bin/spark-submit").getPath(),
+        "--master", master,
+        "--conf", "spark.driver.extraJavaOptions=" + agent,
+        "--conf", "spark.executor.extraJavaOptions=" + agent,
+        "--conf", "spark.ui.enabled=false",
+        "--class", JOB, appJar(hdfs).getPath(),
+        hdfs.fsUri() + out, String.valueOf(PARTITIONS),
+        String.valueOf(LINES)));
+    ProcessBuilder b = new ProcessBuilder(command).redirectErrorStream(true)
+        .redirectOutput(hdfs.log(name));
+    b.environment().putAll(env);
+    Process p = b.start();
+    try {
+      if (!p.waitFor(240, TimeUnit.SECONDS)) {
+        fail(name + " did not finish in 240 s; see " + hdfs.log(name));
+      }
+    } finally {
+      p.destroyForcibly();
+    }
+    return p.exitValue();
+  }
+
+  /** Reads the job's part files back, compares; returns their bytes. */
+  static long readBack(AgentCluster hdfs, String dir) throws Exception {
+    long wrote = 0;
+    for (int part = 0; part < PARTITIONS; part++) {
+      StringBuilder expected = new StringBuilder();
+      for (int j = 0; j < LINES; j++) {
+        expected.append(TestSparkOverUcx.line(part, j)).append('\n');
+      }
+      byte[] bytes = expected.toString().getBytes(StandardCharsets.UTF_8);
+      assertArrayEquals(bytes, hdfs.readFile(new Path(
+          String.format("%s/part-%05d", dir, part))));
+      wrote += bytes.length;
+    }
+    return wrote;
+  }
+
+  /** The executors' logs local-cluster's Workers wrote (stderr). */
+  static List<File> executorLogs(File sparkHome) throws IOException {
+    File work = new File(sparkHome, "work");
+    if (!work.isDirectory()) {
+      return new ArrayList<File>();
+    }
+    try (Stream<java.nio.file.Path> files = Files.walk(work.toPath())) {
+      return files.filter(f -> f.getFileName().toString().equals("stderr"))
+          .map(java.nio.file.Path::toFile).collect(Collectors.toList());
+    }
+  }
+
+  /** What the DataNodes' counters say, before and after a job. */
+  static final class Counters {
+    final long fetched;
+    final long overUcx;
+    final long overTcp;
+
+    /** One snapshot of every DataNode's metrics. */
+    Counters(AgentCluster hdfs) throws IOException {
+      long f = 0;
+      long u = 0;
+      long t = 0;
+      for (DataNodeJmxMetrics b : hdfs.beans().values()) {
+        f += b.dataBytesFetched();
+        u += b.blocksOverUcx();
+        t += b.blocksOverTcp();
+      }
+      fetched = f;
+      overUcx = u;
+      overTcp = t;
+    }
+  }
+
+  /**
+   * Submits the job with {@code master}, reads it back and checks what
+   * the DataNodes counted: all over UCX when the jar carries the Spark's
+   * Hadoop, else all over TCP with the agent's reason in the driver's log.
+   * Returns the driver's log.
+   */
+  static String writeAndCheck(AgentCluster hdfs, PySpark spark,
+      String name, String master) throws Exception {
+    Counters before = new Counters(hdfs);
+    long start = System.nanoTime();
+    int exit = submit(hdfs, spark, name, master, "/" + name);
+    long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    String log = AgentCluster.read(hdfs.log(name));
+    assertEquals(log, 0, exit);
+    long wrote = readBack(hdfs, "/" + name);
+    Counters after = new Counters(hdfs);
+    System.out.printf("%s: pyspark %s (Hadoop %s client) on a Hadoop %s"
+        + " cluster, %s: %d bytes written in %d ms; DataNodes fetched %d"
+        + " over UCX; replicas %d over UCX, %d over TCP%n", name,
+        spark.version, spark.hadoop, clusterRelease(spark), master, wrote,
+        millis, after.fetched - before.fetched,
+        after.overUcx - before.overUcx, after.overTcp - before.overTcp);
+    if (jarCarries(spark)) {
+      assertTrue(log, log.contains("hdfs-rdma: the UCX write path's client"
+          + " classes replace Hadoop " + spark.hadoop));
+      assertEquals("DataNodes fetched 3 x what the job wrote", 3 * wrote,
+          after.fetched - before.fetched);
+      assertEquals("every replica over UCX", 3 * PARTITIONS,
+          after.overUcx - before.overUcx);
+      assertEquals("no replica over TCP", before.overTcp, after.overTcp);
+    } else {
+      assertTrue(log, log.contains("hdfs-rdma: the client classes stay"
+          + " Hadoop's own and writes stay on TCP: this is Hadoop "
+          + spark.hadoop + " (from "));
+      assertEquals("nothing over UCX", before.fetched, after.fetched);
+      assertEquals("every replica over TCP", 3 * PARTITIONS,
+          after.overTcp - before.overTcp);
+    }
+    return log;
+  }
+}
