@@ -27,6 +27,7 @@ import org.apache.hadoop.hdfs.DistributedFileSystem;
 import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
 import org.apache.hadoop.hdfs.protocol.HdfsConstants.DatanodeReportType;
 import org.apache.hadoop.test.GenericTestUtils;
+import org.apache.hadoop.util.VersionInfo;
 import org.hdfsrdma.hadoop.FreePorts;
 import org.hdfsrdma.hadoop.tools.DataNodeJmxMetrics;
 
@@ -52,6 +53,7 @@ public final class AgentCluster implements Closeable {
   private final String fsUri;
   /** The daemons' jars: Hadoop 2.9.2's (this JVM's) or a release's. */
   private final String daemonJars;
+  private final String release;
   private final List<Process> processes = new ArrayList<Process>();
   private final List<Process> dataNodes = new ArrayList<Process>();
   private DistributedFileSystem fs;
@@ -190,6 +192,7 @@ public final class AgentCluster implements Closeable {
       String[]... site) throws Exception {
     daemonJars = release == null ? hadoopClassPath()
         : releaseClassPath(release);
+    this.release = release == null ? VersionInfo.getVersion() : release;
     work = GenericTestUtils.getTestDir(name + "-" + System.nanoTime());
     conf = new File(work, "conf");
     assertTrue(conf.mkdirs());
@@ -265,6 +268,11 @@ public final class AgentCluster implements Closeable {
 
   File work() {
     return work;
+  }
+
+  /** The Hadoop release the daemons run. */
+  String release() {
+    return release;
   }
 
   /** The cluster's configuration directory (core-site, hdfs-site). */

@@ -36,7 +36,9 @@ import org.hdfsrdma.hadoop.tools.DataNodeJmxMetrics;
  * spark.executor.extraJavaOptions=-javaagent:JAR}, HADOOP_CONF_DIR the
  * cluster's configuration (dfs.client.rdma.enabled=true in its
  * hdfs-site.xml). The cluster ({@link AgentCluster}) runs the Hadoop
- * release the Spark bundles when the drop-in jar carries classes for it.
+ * release the Spark bundles when the drop-in jar carries classes for it
+ * (TestPySpark35OverUcx, TestPySpark4OverUcx), or a Hadoop 2 release
+ * (TestPySparkOnHadoop2OverUcx: a Hadoop 3 client, Hadoop 2 DataNodes).
  *
  * <p>The pyspark packages come from PyPI through dev-support/pyspark.sh
  * (setup.sh runs it), unpacked under the directory of the system property
@@ -111,6 +113,21 @@ abstract class StockPySpark {
     List<String> carried = AgentCluster.releasesInJar();
     return carried.contains(spark.hadoop) ? spark.hadoop
         : carried.get(carried.size() - 1);
+  }
+
+  /**
+   * The newest Hadoop 2 release the jar carries: the cluster of a Hadoop 3
+   * client in the mixed-version test.
+   */
+  static String newestHadoop2() throws IOException {
+    String newest = null;
+    for (String r : AgentCluster.releasesInJar()) {
+      if (r.startsWith("2.")) {
+        newest = r;
+      }
+    }
+    assertTrue("the jar carries no Hadoop 2 release", newest != null);
+    return newest;
   }
 
   /** Whether the agent can put this Spark's client on the UCX path. */
@@ -265,7 +282,7 @@ abstract class StockPySpark {
     System.out.printf("%s: pyspark %s (Hadoop %s client) on a Hadoop %s"
         + " cluster, %s: %d bytes written in %d ms; DataNodes fetched %d"
         + " over UCX; replicas %d over UCX, %d over TCP%n", name,
-        spark.version, spark.hadoop, clusterRelease(spark), master, wrote,
+        spark.version, spark.hadoop, hdfs.release(), master, wrote,
         millis, after.fetched - before.fetched,
         after.overUcx - before.overUcx, after.overTcp - before.overTcp);
     if (jarCarries(spark)) {
