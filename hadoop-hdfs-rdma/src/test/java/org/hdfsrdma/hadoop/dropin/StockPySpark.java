@@ -20,12 +20,15 @@ import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.jar.JarEntry;
 import java.util.jar.JarOutputStream;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipFile;
 
 import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.test.GenericTestUtils;
 import org.hdfsrdma.hadoop.tools.DataNodeJmxMetrics;
 
 /**
@@ -213,6 +216,84 @@ abstract class StockPySpark {
     return p.exitValue();
   }
 
+  /**
+   * Starts {@code bin/spark-class MAIN ARGS} of the pyspark (a standalone
+   * Master or Worker), output in {@code work/NAME.log}.
+   */
+  static Process sparkClass(AgentCluster hdfs, File home, String name,
+      String... mainAndArgs) throws IOException {
+    List<String> command = new ArrayList<String>(Arrays.asList("bash",
+        new File(home, "bin/spark-class").getPath()));
+    command.addAll(Arrays.asList(mainAndArgs));
+    ProcessBuilder b = new ProcessBuilder(command).redirectErrorStream(true)
+        .redirectOutput(hdfs.log(name));
+    b.environment().put("SPARK_HOME", home.getPath());
+    b.environment().put("SPARK_LOCAL_IP", "127.0.0.1");
+    b.environment().put("JAVA_HOME", System.getProperty("java.home"));
+    return b.start();
+  }
+
+  /** Waits up to 60 s for {@code pattern} in a log; returns its group 1. */
+  static String awaitLog(File log, String pattern) throws Exception {
+    Pattern p = Pattern.compile(pattern);
+    String[] found = new String[1];
+    GenericTestUtils.waitFor(() -> {
+      try {
+        Matcher m = p.matcher(AgentCluster.read(log));
+        if (m.find()) {
+          found[0] = m.groupCount() > 0 ? m.group(1) : m.group();
+          return true;
+        }
+      } catch (IOException e) {
+        // not written yet
+      }
+      return false;
+    }, 250, 60_000);
+    return found[0];
+  }
+
+  /**
+   * A Spark standalone cluster from the pyspark's jars: a Master and two
+   * Workers of one core each, each its own JVM (bin/spark-class, as
+   * sbin/start-master.sh and start-worker.sh run them, less the
+   * daemonising), on loopback with ports chosen by the system. The job
+   * submitted to it runs in executors the Workers start. Returns the
+   * master URL; {@code started} gets the processes to stop.
+   */
+  static String standalone(AgentCluster hdfs, PySpark spark,
+      List<Process> started) throws Exception {
+    File home = sparkHome(hdfs, spark, "standalone");
+    started.add(sparkClass(hdfs, home, "standalone-master",
+        "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+        "--port", "0", "--webui-port", "0"));
+    String master = awaitLog(hdfs.log("standalone-master"),
+        "Starting Spark master at (spark://\\S+)");
+    for (int i = 0; i < 2; i++) {
+      started.add(sparkClass(hdfs, home, "standalone-worker" + i,
+          "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
+          "--port", "0", "--webui-port", "0", "--cores", "1", "--memory",
+          "1g", "--work-dir", new File(hdfs.work(), "standalone-work" + i)
+              .getPath(), master));
+    }
+    for (int i = 0; i < 2; i++) {
+      awaitLog(hdfs.log("standalone-worker" + i),
+          "Successfully registered with master");
+    }
+    return master;
+  }
+
+  /** Stops what {@link #standalone} started. */
+  static void stop(List<Process> started) throws InterruptedException {
+    for (Process p : started) {
+      p.destroy();
+    }
+    for (Process p : started) {
+      if (!p.waitFor(30, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+      }
+    }
+  }
+
   /** Reads the job's part files back, compares; returns their bytes. */
   static long readBack(AgentCluster hdfs, String dir) throws Exception {
     long wrote = 0;
@@ -229,15 +310,30 @@ abstract class StockPySpark {
     return wrote;
   }
 
-  /** The executors' logs local-cluster's Workers wrote (stderr). */
-  static List<File> executorLogs(File sparkHome) throws IOException {
-    File work = new File(sparkHome, "work");
+  /** The executors' logs (stderr) under a Worker's work directory. */
+  static List<File> executorLogs(File work) throws IOException {
     if (!work.isDirectory()) {
       return new ArrayList<File>();
     }
     try (Stream<java.nio.file.Path> files = Files.walk(work.toPath())) {
       return files.filter(f -> f.getFileName().toString().equals("stderr"))
           .map(java.nio.file.Path::toFile).collect(Collectors.toList());
+    }
+  }
+
+  /**
+   * Checks that each of {@code logs} (two executors') shows the agent's
+   * decision for this Spark's client.
+   */
+  static void assertAgentIn(PySpark spark, List<File> logs)
+      throws IOException {
+    assertEquals(logs.toString(), 2, logs.size());
+    for (File log : logs) {
+      String text = AgentCluster.read(log);
+      assertTrue(text, text.contains(jarCarries(spark)
+          ? "hdfs-rdma: the UCX write path's client classes replace Hadoop "
+              + spark.hadoop
+          : "writes stay on TCP: this is Hadoop " + spark.hadoop));
     }
   }
 

@@ -1,9 +1,7 @@
 package org.hdfsrdma.hadoop.dropin;
 
-import static org.junit.Assert.assertEquals;
-import static org.junit.Assert.assertTrue;
-
 import java.io.File;
+import java.util.ArrayList;
 import java.util.List;
 
 import org.junit.AfterClass;
@@ -50,15 +48,29 @@ public class TestPySpark4OverUcx extends StockPySpark {
   @Test(timeout = 300_000)
   public void testExecutorJvms() throws Exception {
     writeAndCheck(hdfs, spark, "executors", "local-cluster[2,1,1024]");
-    List<File> logs = executorLogs(new File(hdfs.work(),
-        "executors-spark-home"));
-    assertEquals(logs.toString(), 2, logs.size());
-    for (File log : logs) {
-      String text = AgentCluster.read(log);
-      assertTrue(text, text.contains(jarCarries(spark)
-          ? "hdfs-rdma: the UCX write path's client classes replace Hadoop "
-              + spark.hadoop
-          : "writes stay on TCP: this is Hadoop " + spark.hadoop));
+    assertAgentIn(spark, executorLogs(new File(hdfs.work(),
+        "executors-spark-home/work")));
+  }
+
+  /**
+   * Spark standalone: a Master and two Workers started from the pyspark's
+   * jars, each its own JVM, and the job submitted to the Master; the tasks
+   * write from the executors the Workers start.
+   */
+  @Test(timeout = 300_000)
+  public void testStandalone() throws Exception {
+    List<Process> started = new ArrayList<Process>();
+    try {
+      String master = standalone(hdfs, spark, started);
+      writeAndCheck(hdfs, spark, "standalone-job", master);
+      List<File> logs = new ArrayList<File>();
+      for (int i = 0; i < 2; i++) {
+        logs.addAll(executorLogs(new File(hdfs.work(),
+            "standalone-work" + i)));
+      }
+      assertAgentIn(spark, logs);
+    } finally {
+      stop(started);
     }
   }
 }
