@@ -39,9 +39,11 @@ import org.hdfsrdma.hadoop.tools.DataNodeJmxMetrics;
  * spark.executor.extraJavaOptions=-javaagent:JAR}, HADOOP_CONF_DIR the
  * cluster's configuration (dfs.client.rdma.enabled=true in its
  * hdfs-site.xml). The cluster ({@link AgentCluster}) runs the Hadoop
- * release the Spark bundles when the drop-in jar carries classes for it
- * (TestPySpark35OverUcx, TestPySpark4OverUcx), or a Hadoop 2 release
- * (TestPySparkOnHadoop2OverUcx: a Hadoop 3 client, Hadoop 2 DataNodes).
+ * release the Spark bundles (TestPySpark35OverUcx, TestPySpark4OverUcx),
+ * or a Hadoop 2 release (TestPySparkOnHadoop2OverUcx: a Hadoop 3 client,
+ * Hadoop 2 DataNodes). The drop-in jar must carry the Spark's Hadoop
+ * release (patches/releases.txt): a pyspark whose Hadoop it lacks fails
+ * here rather than pass over TCP.
  *
  * <p>The pyspark packages come from PyPI through dev-support/pyspark.sh
  * (setup.sh runs it), unpacked under the directory of the system property
@@ -52,8 +54,7 @@ import org.hdfsrdma.hadoop.tools.DataNodeJmxMetrics;
  *
  * <p>What UCX carried is read from the DataNodes' counters: every block
  * replica over UCX and exactly three times the bytes written fetched, none
- * over TCP. Until the jar carries the Spark's Hadoop release, the same
- * job must write over TCP, with the agent's one line saying why.
+ * over TCP.
  */
 abstract class StockPySpark {
 
@@ -105,17 +106,12 @@ abstract class StockPySpark {
         }
         hadoop = p.getProperty("version");
       }
+      List<String> carried = AgentCluster.releasesInJar();
+      assertTrue("pyspark " + version + " bundles Hadoop " + hadoop
+          + ", which the drop-in jar does not carry (it has " + carried
+          + "): add the release to patches/releases.txt or test another"
+          + " pyspark", carried.contains(hadoop));
     }
-  }
-
-  /**
-   * The cluster's release: the Spark's own Hadoop when the jar carries
-   * it, else the newest release the jar carries (mixed versions).
-   */
-  static String clusterRelease(PySpark spark) throws IOException {
-    List<String> carried = AgentCluster.releasesInJar();
-    return carried.contains(spark.hadoop) ? spark.hadoop
-        : carried.get(carried.size() - 1);
   }
 
   /**
@@ -131,11 +127,6 @@ abstract class StockPySpark {
     }
     assertTrue("the jar carries no Hadoop 2 release", newest != null);
     return newest;
-  }
-
-  /** Whether the agent can put this Spark's client on the UCX path. */
-  static boolean jarCarries(PySpark spark) throws IOException {
-    return AgentCluster.releasesInJar().contains(spark.hadoop);
   }
 
   /**
@@ -330,10 +321,8 @@ abstract class StockPySpark {
     assertEquals(logs.toString(), 2, logs.size());
     for (File log : logs) {
       String text = AgentCluster.read(log);
-      assertTrue(text, text.contains(jarCarries(spark)
-          ? "hdfs-rdma: the UCX write path's client classes replace Hadoop "
-              + spark.hadoop
-          : "writes stay on TCP: this is Hadoop " + spark.hadoop));
+      assertTrue(text, text.contains("hdfs-rdma: the UCX write path's client"
+          + " classes replace Hadoop " + spark.hadoop + "'s"));
     }
   }
 
@@ -361,9 +350,9 @@ abstract class StockPySpark {
 
   /**
    * Submits the job with {@code master}, reads it back and checks what
-   * the DataNodes counted: all over UCX when the jar carries the Spark's
-   * Hadoop, else all over TCP with the agent's reason in the driver's log.
-   * Returns the driver's log.
+   * the DataNodes counted: every replica and three times the bytes over
+   * UCX, none over TCP, and the agent's line in the driver's log. Returns
+   * the driver's log.
    */
   static String writeAndCheck(AgentCluster hdfs, PySpark spark,
       String name, String master) throws Exception {
@@ -381,22 +370,13 @@ abstract class StockPySpark {
         spark.version, spark.hadoop, hdfs.release(), master, wrote,
         millis, after.fetched - before.fetched,
         after.overUcx - before.overUcx, after.overTcp - before.overTcp);
-    if (jarCarries(spark)) {
-      assertTrue(log, log.contains("hdfs-rdma: the UCX write path's client"
-          + " classes replace Hadoop " + spark.hadoop));
-      assertEquals("DataNodes fetched 3 x what the job wrote", 3 * wrote,
-          after.fetched - before.fetched);
-      assertEquals("every replica over UCX", 3 * PARTITIONS,
-          after.overUcx - before.overUcx);
-      assertEquals("no replica over TCP", before.overTcp, after.overTcp);
-    } else {
-      assertTrue(log, log.contains("hdfs-rdma: the client classes stay"
-          + " Hadoop's own and writes stay on TCP: this is Hadoop "
-          + spark.hadoop + " (from "));
-      assertEquals("nothing over UCX", before.fetched, after.fetched);
-      assertEquals("every replica over TCP", 3 * PARTITIONS,
-          after.overTcp - before.overTcp);
-    }
+    assertTrue(log, log.contains("hdfs-rdma: the UCX write path's client"
+        + " classes replace Hadoop " + spark.hadoop + "'s"));
+    assertEquals("DataNodes fetched 3 x what the job wrote", 3 * wrote,
+        after.fetched - before.fetched);
+    assertEquals("every replica over UCX", 3 * PARTITIONS,
+        after.overUcx - before.overUcx);
+    assertEquals("no replica over TCP", before.overTcp, after.overTcp);
     return log;
   }
 }

@@ -9,8 +9,9 @@ import org.junit.BeforeClass;
 import org.junit.Test;
 
 /**
- * PyPI's pyspark 3.5.x, Spark 3.5 (Scala 2.12), as published: its bin/spark-submit,
- * its own shaded Hadoop client, the drop-in jar as agent and nothing else
+ * PyPI's pyspark 3.5.x, Spark 3.5 (Scala 2.12), as published: its
+ * bin/spark-submit, its own shaded Hadoop client, the drop-in jar as agent
+ * and nothing else
  * (see {@link StockPySpark}). The version is the build's {@code
  * pyspark35.version} (system property hdfsrdma.test.pyspark35.version).
  */
@@ -23,7 +24,7 @@ public class TestPySpark35OverUcx extends StockPySpark {
   public static void startCluster() throws Exception {
     spark = new PySpark(System.getProperty("hdfsrdma.test.pyspark35.version"));
     hdfs = new AgentCluster("pyspark-" + spark.version,
-        clusterRelease(spark), 3);
+        spark.hadoop, 3);
   }
 
   @AfterClass

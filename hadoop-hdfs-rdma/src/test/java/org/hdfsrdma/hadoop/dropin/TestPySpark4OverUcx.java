@@ -23,7 +23,7 @@ public class TestPySpark4OverUcx extends StockPySpark {
   public static void startCluster() throws Exception {
     spark = new PySpark(System.getProperty("hdfsrdma.test.pyspark4.version"));
     hdfs = new AgentCluster("pyspark-" + spark.version,
-        clusterRelease(spark), 3);
+        spark.hadoop, 3);
   }
 
   @AfterClass
