@@ -22,3 +22,5 @@ $sudo_cmd apt-get install -y -q --no-install-recommends \
 ucx_info -v | head -1
 cd "$here"
 mvn -B -ntp -DskipTests install
+# Spark as PyPI publishes it, for the drop-in tests (outside the repository).
+dev-support/pyspark.sh

@@ -6,6 +6,7 @@ import static org.junit.Assert.fail;
 import java.io.Closeable;
 import java.io.File;
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -14,8 +15,10 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.jar.JarFile;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
@@ -24,15 +27,17 @@ import org.apache.hadoop.hdfs.DistributedFileSystem;
 import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
 import org.apache.hadoop.hdfs.protocol.HdfsConstants.DatanodeReportType;
 import org.apache.hadoop.test.GenericTestUtils;
+import org.apache.hadoop.util.VersionInfo;
 import org.hdfsrdma.hadoop.FreePorts;
 import org.hdfsrdma.hadoop.tools.DataNodeJmxMetrics;
 
 /**
  * HDFS installed the way the README says: a NameNode and DataNodes, each
- * its own JVM on Hadoop 2.9.2's jars, started with the drop-in jar as Java
- * agent and the README's settings in their hdfs-site.xml. The drop-in
- * tests run in a JVM started the same way (failsafe's argLine), which is
- * the cluster's client here.
+ * its own JVM on Hadoop 2.9.2's jars (or on another release's, see
+ * {@link #AgentCluster(String, String, int, String[][])}), started with the
+ * drop-in jar as Java agent and the README's settings in their
+ * hdfs-site.xml. The drop-in tests run in a JVM started the same way
+ * (failsafe's argLine), which is the cluster's client here.
  */
 public final class AgentCluster implements Closeable {
 
@@ -46,6 +51,9 @@ public final class AgentCluster implements Closeable {
   private final File work;
   private final File conf;
   private final String fsUri;
+  /** The daemons' jars: Hadoop 2.9.2's (this JVM's) or a release's. */
+  private final String daemonJars;
+  private final String release;
   private final List<Process> processes = new ArrayList<Process>();
   private final List<Process> dataNodes = new ArrayList<Process>();
   private DistributedFileSystem fs;
@@ -86,6 +94,40 @@ public final class AgentCluster implements Closeable {
           .append(entry);
     }
     return stock.toString();
+  }
+
+  /**
+   * A Hadoop release's runtime class path, as the build resolved it for
+   * the release's classes in the drop-in jar (what {@code
+   * dev-support/hadoop-releases.sh classpath RELEASE} prints): the jars of
+   * a NameNode, a DataNode and a client, with the test jar that holds the
+   * daemons' webapps/.
+   */
+  static String releaseClassPath(String release) throws IOException {
+    File file = new File(System.getProperty("hdfsrdma.releases.dir",
+        "target/releases"), release + "/runtime-classpath.txt");
+    if (!file.isFile()) {
+      fail("no class path for Hadoop " + release + " at " + file + ": it"
+          + " is not in patches/releases.txt, or this module was not built");
+    }
+    return new String(Files.readAllBytes(file.toPath()),
+        StandardCharsets.UTF_8).trim();
+  }
+
+  /**
+   * The Hadoop releases the drop-in jar carries classes for, as its
+   * agent reads them (hdfs-rdma-patched/groups.properties).
+   */
+  static List<String> releasesInJar() throws IOException {
+    try (JarFile jar = new JarFile(dropinJar())) {
+      Properties p = new Properties();
+      try (InputStream in = jar.getInputStream(jar.getEntry(
+          "hdfs-rdma-patched/groups.properties"))) {
+        p.load(in);
+      }
+      return Arrays.asList(p.getProperty("releases", "").trim()
+          .split("\\s+"));
+    }
   }
 
   /**
@@ -136,6 +178,21 @@ public final class AgentCluster implements Closeable {
    */
   AgentCluster(String name, int numDataNodes, String[]... site)
       throws Exception {
+    this(name, null, numDataNodes, site);
+  }
+
+  /**
+   * As {@link #AgentCluster(String, int, String[][])}, the daemons on
+   * Hadoop {@code release}'s jars ({@link #releaseClassPath}; null: Hadoop
+   * 2.9.2's, this JVM's). This JVM stays the client of
+   * {@link #fs()}: Hadoop 2.9.2's, which reads from and administers later
+   * releases too.
+   */
+  AgentCluster(String name, String release, int numDataNodes,
+      String[]... site) throws Exception {
+    daemonJars = release == null ? hadoopClassPath()
+        : releaseClassPath(release);
+    this.release = release == null ? VersionInfo.getVersion() : release;
     work = GenericTestUtils.getTestDir(name + "-" + System.nanoTime());
     conf = new File(work, "conf");
     assertTrue(conf.mkdirs());
@@ -213,6 +270,11 @@ public final class AgentCluster implements Closeable {
     return work;
   }
 
+  /** The Hadoop release the daemons run. */
+  String release() {
+    return release;
+  }
+
   /** The cluster's configuration directory (core-site, hdfs-site). */
   File conf() {
     return conf;
@@ -222,9 +284,12 @@ public final class AgentCluster implements Closeable {
     return fsUri;
   }
 
-  /** conf/ then Hadoop 2.9.2's jars: a daemon's or hdfs command's. */
+  /**
+   * conf/ then the daemons' jars (Hadoop 2.9.2's unless the cluster was
+   * made on another release): a daemon's or hdfs command's.
+   */
   String daemonClassPath() {
-    return conf.getPath() + File.pathSeparator + hadoopClassPath();
+    return conf.getPath() + File.pathSeparator + daemonJars;
   }
 
   /** A client configuration of this cluster with the UCX path on. */
