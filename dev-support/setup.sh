@@ -15,6 +15,7 @@ $sudo_cmd apt-get update -q
 $sudo_cmd apt-get install -y -q --no-install-recommends \
   openjdk-17-jdk-headless maven cmake make gcc libc6-dev \
   libucx0 libucx-dev ucx-utils procps ca-certificates patch unzip git python3 \
+  python3-pip \
   python3-matplotlib
 
 # shellcheck source=dev-support/java-env.sh
