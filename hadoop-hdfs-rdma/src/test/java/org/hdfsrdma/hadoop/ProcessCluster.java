@@ -262,7 +262,7 @@ final class ProcessCluster implements Closeable {
     final DistributedFileSystem fs = (DistributedFileSystem)
         FileSystem.newInstance(java.net.URI.create(fsUri), conf);
     try {
-      GenericTestUtils.waitFor(() -> {
+      WaitFor.waitFor(() -> {
         try {
           return fs.getDataNodeStats(DatanodeReportType.LIVE).length == live;
         } catch (IOException e) {
@@ -446,7 +446,7 @@ final class ProcessCluster implements Closeable {
     final long until = System.nanoTime()
         + TimeUnit.MILLISECONDS.toNanos(JMX_STALENESS_MS);
     try {
-      GenericTestUtils.waitFor(() -> System.nanoTime() - until >= 0, 20,
+      WaitFor.waitFor(() -> System.nanoTime() - until >= 0, 20,
           10_000);
     } catch (TimeoutException | InterruptedException e) {
       throw new IOException("interrupted waiting for fresh metrics", e);

@@ -14,7 +14,6 @@ import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.hdfs.DFSTestUtil;
 import org.apache.hadoop.hdfs.DistributedFileSystem;
-import org.apache.hadoop.test.GenericTestUtils;
 import org.hdfsrdma.hadoop.ProcessCluster.DataNodeProcess;
 import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
 import org.hdfsrdma.hadoop.metrics.PipelineOutcome;
@@ -97,7 +96,7 @@ public class TestChainAcrossProcesses {
             ? "from-client" : "partly-fed " + fromDataNode) + ","
             + (offered == data.length ? "feeds" : offered == 0 ? "last"
                 : "partly-feeds " + offered));
-        GenericTestUtils.waitFor(() -> {
+        WaitFor.waitFor(() -> {
           try {
             return ProcessCluster.rdmaBeanAsServed(dn, "LandingPoolInUseBytes")
                 == 0;

@@ -9,6 +9,7 @@ import static org.junit.Assume.assumeTrue;
 import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -36,7 +37,6 @@ import org.apache.hadoop.hdfs.UcxTestAccess;
 import org.apache.hadoop.hdfs.client.HdfsClientConfigKeys;
 import org.apache.hadoop.hdfs.client.HdfsDataInputStream;
 import org.apache.hadoop.hdfs.client.HdfsDataOutputStream;
-import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
 import org.apache.hadoop.hdfs.tools.DFSck;
 import org.apache.hadoop.test.GenericTestUtils;
 import org.apache.hadoop.util.ToolRunner;
@@ -239,11 +239,12 @@ public class TestUcxWritePathScenarios {
       out.hflush();
       assertEquals("the first half went over UCX to all three", 3L
           * BLOCK_SIZE / 2, fetched());
-      DatanodeInfo[] pipeline =
-          DFSTestUtil.getAllBlocks(fs, path).get(0).getLocations();
+      // Transfer addresses (the public API: LocatedBlock's locations
+      // changed type in Hadoop 3, and this class runs on every line).
+      String[] pipeline = fs.getFileBlockLocations(path, 0, 1)[0].getNames();
       assertEquals(3, pipeline.length);
       // Stop the middle DataNode of the pipeline, then keep writing.
-      assertTrue(cluster.stopDataNode(pipeline[1].getXferAddr()) != null);
+      assertTrue(cluster.stopDataNode(pipeline[1]) != null);
       afterStop = fetched();
       out.write(data, BLOCK_SIZE / 2, data.length - BLOCK_SIZE / 2);
     }
@@ -352,6 +353,13 @@ public class TestUcxWritePathScenarios {
     List<String> command = new ArrayList<String>();
     command.add(System.getProperty("java.home") + "/bin/java");
     command.add("-Xmx512m");
+    // The drop-in jar, where this JVM runs on another Hadoop line with it.
+    for (String arg
+        : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+      if (arg.startsWith("-javaagent:")) {
+        command.add(arg);
+      }
+    }
     command.add("-cp");
     command.add(System.getProperty("surefire.test.class.path",
         System.getProperty("java.class.path")));
@@ -503,7 +511,7 @@ public class TestUcxWritePathScenarios {
         fetched() >= 3L * 4 * 100_000);
     // What a lease expiry or a client shutting down does to its streams.
     fs.getClient().closeAllFilesBeingWritten(true);
-    GenericTestUtils.waitFor(() -> {
+    WaitFor.waitFor(() -> {
       System.gc();
       UcxTestAccess.reclaimAbandoned();
       return pool.metrics().inUseBytes() == 0;

@@ -29,6 +29,7 @@ import org.apache.hadoop.hdfs.protocol.HdfsConstants.DatanodeReportType;
 import org.apache.hadoop.test.GenericTestUtils;
 import org.apache.hadoop.util.VersionInfo;
 import org.hdfsrdma.hadoop.FreePorts;
+import org.hdfsrdma.hadoop.WaitFor;
 import org.hdfsrdma.hadoop.tools.DataNodeJmxMetrics;
 
 /**
@@ -248,7 +249,7 @@ public final class AgentCluster implements Closeable {
       }
       fs = (DistributedFileSystem) FileSystem.newInstance(
           URI.create(fsUri), clientConf());
-      GenericTestUtils.waitFor(() -> {
+      WaitFor.waitFor(() -> {
         try {
           return beans().size() == numDataNodes;
         } catch (IOException e) {
@@ -357,7 +358,7 @@ public final class AgentCluster implements Closeable {
   Map<String, DataNodeJmxMetrics> beans() throws IOException {
     final long fresh = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1100);
     try {
-      GenericTestUtils.waitFor(() -> System.nanoTime() - fresh >= 0, 20,
+      WaitFor.waitFor(() -> System.nanoTime() - fresh >= 0, 20,
           10_000);
     } catch (TimeoutException | InterruptedException e) {
       throw new IOException("interrupted waiting for fresh metrics", e);

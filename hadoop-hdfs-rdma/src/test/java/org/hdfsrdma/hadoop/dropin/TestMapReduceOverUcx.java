@@ -33,7 +33,7 @@ import org.apache.hadoop.mapreduce.Reducer;
 import org.apache.hadoop.mapreduce.lib.input.FileInputFormat;
 import org.apache.hadoop.mapreduce.lib.output.FileOutputFormat;
 import org.apache.hadoop.mapreduce.v2.MiniMRYarnCluster;
-import org.apache.hadoop.test.GenericTestUtils;
+import org.hdfsrdma.hadoop.WaitFor;
 import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.junit.Test;
 
@@ -205,7 +205,7 @@ public class TestMapReduceOverUcx {
       // Every container JVM appends its totals to its own log directory
       // when it exits; the ApplicationMaster may still be finishing.
       final File work = yarn.getTestWorkDir();
-      GenericTestUtils.waitFor(() -> {
+      WaitFor.waitFor(() -> {
         try {
           return totals(work).size() >= 1 + MAPS + 1;
         } catch (IOException e) {
