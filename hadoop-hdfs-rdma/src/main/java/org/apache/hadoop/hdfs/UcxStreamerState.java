@@ -5,7 +5,6 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.hadoop.classification.InterfaceAudience;
 import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
@@ -20,6 +19,7 @@ import org.hdfsrdma.hadoop.client.PipelineFailures;
 import org.hdfsrdma.hadoop.compat.CommitListField;
 import org.hdfsrdma.hadoop.compat.WriteBlockOpRewriter;
 import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes;
+import org.hdfsrdma.hadoop.metrics.UcxJvmMetrics;
 import org.hdfsrdma.hadoop.protocol.CommitEntry;
 import org.hdfsrdma.hadoop.protocol.WriteRequest;
 import org.hdfsrdma.hadoop.util.LogOnce;
@@ -45,7 +45,6 @@ public final class UcxStreamerState {
   private static final UcxStreamerState OFF = new UcxStreamerState(null);
 
   /** Streamers left on TCP because they are not plain DataStreamers. */
-  private static final AtomicLong EXCLUDED = new AtomicLong();
 
   /** The stream's UCX side, or null when the stream writes over TCP. */
   private final ClientStream stream;
@@ -91,7 +90,8 @@ public final class UcxStreamerState {
    * {@code StripedDataStreamer} per cell stream, which has its own block
    * and recovery logic the UCX path was not built for; their packets stay
    * on the heap ({@link UcxPackets#forStream} finds no pool) and go over
-   * TCP. Counted, and logged once per JVM.
+   * TCP. Counted ({@code StripedStreamersOverTcp}), and logged once per
+   * JVM.
    *
    * @param streamer the streamer under construction (only its class is
    *     read), or null
@@ -99,7 +99,7 @@ public final class UcxStreamerState {
   static UcxStreamerState create(DataStreamer streamer, DFSClient client,
       DataStreamer.ErrorState errorState) {
     if (streamer != null && streamer.getClass() != DataStreamer.class) {
-      long n = EXCLUDED.incrementAndGet();
+      long n = UcxJvmMetrics.countStripedStreamer();
       LogOnce.info("excluded " + streamer.getClass().getName(), "hdfs-rdma: "
           + streamer.getClass().getSimpleName() + " streams (erasure-coded"
           + " files) write over TCP; the UCX path is for replicated files");
@@ -234,11 +234,6 @@ public final class UcxStreamerState {
     PacketHeader header = new PacketHeader();
     header.readFields(ByteBuffer.wrap(bytes.toByteArray()));
     return header;
-  }
-
-  /** Streamers this JVM left on TCP for their class (see create). */
-  static long excludedStreamers() {
-    return EXCLUDED.get();
   }
 
   /** DataNode 1 answered a heartbeat (patch 0006). */

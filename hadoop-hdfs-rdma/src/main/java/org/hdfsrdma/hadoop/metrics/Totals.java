@@ -55,7 +55,9 @@ public final class Totals {
         .append(" packets-fetched=")
         .append(jvm.dataNodeTotal(UcxDataNodeMetrics.PACKETS_FETCHED))
         .append(" rejected-messages=").append(jvm.rejectedMessages())
-        .append(" queued-sends=").append(jvm.queuedSends());
+        .append(" queued-sends=").append(jvm.queuedSends())
+        .append(" striped-streamers-over-tcp=")
+        .append(UcxJvmMetrics.stripedStreamersOverTcp());
     for (PipelineOutcome o : PipelineOutcome.values()) {
       b.append(' ').append(o.label()).append('=').append(jvm.pipelines(o));
     }

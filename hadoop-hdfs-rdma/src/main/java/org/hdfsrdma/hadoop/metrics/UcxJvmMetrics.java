@@ -42,6 +42,12 @@ public final class UcxJvmMetrics implements MetricsSource {
   /** The metrics2 source and record name, the JMX bean's {@code name=}. */
   public static final String SOURCE_NAME = "HdfsRdma";
 
+  /**
+   * Striped streamers left on TCP, JVM-wide: counted when the stream is
+   * built, which may be before (or without) any UCX runtime.
+   */
+  private static final AtomicLong STRIPED_STREAMERS = new AtomicLong();
+
   /** Slot counters of a client stream, by index. */
   public static final int SENT_BYTES = 0;
   public static final int QUEUED_SENDS = 1;
@@ -97,6 +103,10 @@ public final class UcxJvmMetrics implements MetricsSource {
   private final MutableCounterLong queuedSends = registry.newCounter(
       "QueuedSends", "Descriptor sends that waited for room in a DataNode's"
           + " UCX receive queue", 0L);
+  private final MutableCounterLong stripedStreamersOverTcp =
+      registry.newCounter("StripedStreamersOverTcp", "DataStreamers of"
+          + " erasure-coded (striped) files this JVM left on Hadoop's TCP"
+          + " path", 0L);
   private final MutableCounterLong clientConnects = registry.newCounter(
       "ClientConnects", "UCX connections this JVM's clients opened to"
           + " DataNodes", 0L);
@@ -210,6 +220,19 @@ public final class UcxJvmMetrics implements MetricsSource {
     return pipelines[outcome.ordinal()].get();
   }
 
+  /**
+   * A DataStreamer of an erasure-coded file was left on Hadoop's TCP
+   * path; returns how many this JVM has left so far.
+   */
+  public static long countStripedStreamer() {
+    return STRIPED_STREAMERS.incrementAndGet();
+  }
+
+  /** DataStreamers of erasure-coded files this JVM left on TCP. */
+  public static long stripedStreamersOverTcp() {
+    return STRIPED_STREAMERS.get();
+  }
+
   /** Data bytes this JVM's clients sent as descriptors. */
   public long dataBytesSent() {
     return perPacket.sum(SENT_BYTES);
@@ -241,6 +264,7 @@ public final class UcxJvmMetrics implements MetricsSource {
       boolean all) {
     Sources.advance(dataBytesSent, dataBytesSent());
     Sources.advance(queuedSends, queuedSends());
+    Sources.advance(stripedStreamersOverTcp, stripedStreamersOverTcp());
     Sources.advance(clientConnects, gauges.clientConnects());
     for (PipelineOutcome o : PipelineOutcome.values()) {
       Sources.advance(pipelineCounters[o.ordinal()], pipelines(o));
