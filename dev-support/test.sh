@@ -31,7 +31,12 @@ dev-support/package-cycles.sh
 #   - Hadoop's own write-path tests from the release's tests jar, with the
 #     UCX path on (2.9 runs them in the Maven build above, on the classes
 #     built from the patches). Their stock baselines are recorded per
-#     release by dev-support/hadoop-tests-baseline.sh, not rerun here.
+#     release by dev-support/hadoop-tests-baseline.sh, not rerun here;
+#   - hdfs-rdma's own write-path tests on the release's jars (2.9's run in
+#     the Maven build, with the rest of the project's tests): erasure-coded
+#     writes on the Hadoop 3 lines, and on the 3.4 line a MapReduce job on
+#     that release's YARN (2.9's is in the drop-in suite; a minute and a
+#     half each, so one Hadoop 3 line).
 lines="$(grep -v '^\s*#' patches/releases.txt | awk 'NF {
     split($1, v, "."); line = v[1] "." v[2]; newest[line] = $1 }
   END { for (l in newest) print newest[l] }' | sort -V)"
@@ -44,6 +49,10 @@ done
 for release in $lines; do
   case "$release" in 2.9.*) continue ;; esac
   dev-support/hadoop-tests.sh "$release" ucx
+  project=TestUcxWritePath,TestUcxWritePathScenarios
+  case "$release" in 3.*) project=$project,TestErasureCodedWrites ;; esac
+  case "$release" in 3.4.*) project=$project,TestMapReduceOverUcx ;; esac
+  dev-support/hadoop-tests.sh "$release" project "$project"
 done
 
 # Hadoop's own tests: with the UCX path on, and on the stock jars.
