@@ -4,6 +4,7 @@ import static org.junit.Assert.assertArrayEquals;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.fail;
+import static org.junit.Assume.assumeTrue;
 
 import java.io.File;
 import java.io.FileOutputStream;
@@ -30,6 +31,7 @@ import java.util.zip.ZipFile;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.test.GenericTestUtils;
 import org.hdfsrdma.hadoop.tools.DataNodeJmxMetrics;
+import org.junit.Test;
 
 /**
  * A Spark as PyPI publishes it (the pyspark package: Spark's own jars with
@@ -57,6 +59,64 @@ import org.hdfsrdma.hadoop.tools.DataNodeJmxMetrics;
  * over TCP.
  */
 abstract class StockPySpark {
+
+  /** The Spark under test; each subclass starts its own per class. */
+  abstract PySpark spark();
+
+  /** The HDFS cluster the Spark writes to. */
+  abstract AgentCluster hdfs();
+
+  /**
+   * Whether to run the job on a Spark standalone cluster too: the
+   * mixed-version case runs the two modes that start executors of both
+   * kinds (the driver's, their own), standalone only adds how they start.
+   */
+  boolean standaloneToo() {
+    return true;
+  }
+
+  /** local[2]: the tasks write from the driver's JVM. */
+  @Test(timeout = 300_000)
+  public void testLocal() throws Exception {
+    writeAndCheck(hdfs(), spark(), "local", "local[2]");
+  }
+
+  /**
+   * local-cluster[2,1,1024]: a Master and two Workers in the driver's JVM,
+   * and two executors, each its own JVM that a Worker starts from the
+   * pyspark's jars with spark.executor.extraJavaOptions: the tasks write
+   * from there.
+   */
+  @Test(timeout = 300_000)
+  public void testExecutorJvms() throws Exception {
+    writeAndCheck(hdfs(), spark(), "executors", "local-cluster[2,1,1024]");
+    assertAgentIn(spark(), executorLogs(new File(hdfs().work(),
+        "executors-spark-home/work")));
+  }
+
+  /**
+   * Spark standalone: a Master and two Workers started from the pyspark's
+   * jars, each its own JVM, and the job submitted to the Master; the tasks
+   * write from the executors the Workers start.
+   */
+  @Test(timeout = 300_000)
+  public void testStandalone() throws Exception {
+    assumeTrue("standalone runs with the Spark's own Hadoop only",
+        standaloneToo());
+    List<Process> started = new ArrayList<Process>();
+    try {
+      String master = standalone(hdfs(), spark(), started);
+      writeAndCheck(hdfs(), spark(), "standalone-job", master);
+      List<File> logs = new ArrayList<File>();
+      for (int i = 0; i < 2; i++) {
+        logs.addAll(executorLogs(new File(hdfs().work(),
+            "standalone-work" + i)));
+      }
+      assertAgentIn(spark(), logs);
+    } finally {
+      stop(started);
+    }
+  }
 
   static final int PARTITIONS = 4;
   /** 121 bytes a line: about 3 MiB a file. */
