@@ -8,7 +8,8 @@
 # patched classes) and the UCX path on (hadoop-hdfs-rdma/src/test/resources
 # /hdfs-site.xml); stock: the release's jars alone. TESTS is surefire's
 # -Dtest (default: the write-path classes below). Prints "RELEASE MODE: N
-# run, F failed, K passed only on a rerun" and, for ucx, the bytes the
+# run, F failed, K passed only on a rerun, S skipped" (and each such
+# method by name) and, for ucx, the bytes the
 # DataNodes fetched over UCX; project: hdfs-rdma's own write-path tests
 # (from hadoop-hdfs-rdma/target/test-classes, built against 2.9.2) on
 # RELEASE's jars with the drop-in jar as agent, among them a MapReduce job
@@ -79,10 +80,9 @@ mkdir -p "$out"
 status=0
 mvn "${flags[@]}" -f "$module/releases/pom.xml" test > "$log" 2>&1 \
   || status=$?
-summary="$( (cat "$out/surefire-reports-$mode"/*.txt 2>/dev/null || true) | awk \
-  -F'[ ,]+' '/^Tests run:/ { r += $3; f += $5 + $7
-    for (i = 1; i < NF; i++) if ($i == "Flakes:") k += $(i + 1) }
-  END { printf "%d run, %d failed, %d passed only on a rerun", r, f, k }')"
+counts="$("$top/dev-support/test-counts.py" "$out/surefire-reports-$mode" \
+  --names)"
+summary="$(head -1 <<< "$counts")"
 case "$summary" in
   "0 run,"*) echo "no test ran; see $log" >&2; status=1 ;;
 esac
@@ -91,6 +91,9 @@ if [ "$mode" = project ]; then
 else
   echo "Hadoop $release's write-path tests, $mode: $summary"
 fi
+# The methods that failed, or passed only on their rerun, by name.
+tail -n +2 <<< "$counts" | sed 's/^/  /'
+
 # Project mode: each test asserts that UCX carried its bytes itself (most of
 # them count DataNodes in processes of their own, not in this file).
 if [ "$mode" = ucx ]; then

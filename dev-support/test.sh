@@ -57,9 +57,8 @@ done
 
 # Hadoop's own tests: with the UCX path on, and on the stock jars.
 count() { # reports-dir
-  find "$1" -name 'org.apache.hadoop.hdfs.Test*.txt' ! -name '*TestUcx*' \
-    -exec cat {} + 2>/dev/null | awk -F'[ ,]+' \
-    '/^Tests run:/ { r += $3; f += $5 + $7 } END { printf "%d run, %d failed", r, f }'
+  dev-support/test-counts.py "$1" --classes '^org\.apache\.hadoop\.hdfs\.Test' \
+    --exclude 'TestUcx' --names
 }
 reports=hadoop-hdfs-rdma/target
 echo "Hadoop 2.9.2's write-path tests on the classes built from the" \
