@@ -12,6 +12,10 @@
 #   dev-support/put.sh --conf DIR FILE       an existing cluster whose client
 #                                            configuration is in DIR (the
 #                                            client runs on --hadoop's jars)
+#   dev-support/put.sh --java JDK ...        every JVM on the JDK (or JRE)
+#                                            at JDK instead of Java 17: the
+#                                            Java 8 or 11 a cluster of
+#                                            2.x, 3.3 or 3.4 may run
 #
 # The embedded cluster is a NameNode and three DataNodes, each its own JVM
 # on loopback on that release's jars from Maven Central, started with the
@@ -32,12 +36,13 @@ while [ $# -gt 1 ]; do
   case "$1" in
     --conf) conf_dir="$(cd "$2" && pwd)"; shift 2 ;;
     --hadoop) release="$2"; shift 2 ;;
+    --java) export PATH="$(cd "$2" && pwd)/bin:$PATH"; shift 2 ;;
     *) break ;;
   esac
 done
 [ $# -eq 1 ] && [ -f "$1" ] || {
   echo "usage: dev-support/put.sh [--hadoop VERSION] [--conf" \
-    "HADOOP_CONF_DIR] FILE" >&2
+    "HADOOP_CONF_DIR] [--java JDK] FILE" >&2
   exit 2
 }
 file="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
@@ -158,6 +163,7 @@ replicas=$(cat "$work"/totals-dn*.txt 2>/dev/null | awk '{
 transports=$(grep -ho "transports=[^ ]*" "$work/totals-client.txt" \
   2>/dev/null | head -1 | sed 's/transports=//; s/_/ /g')
 expected=$((size * replication))
+echo "Hadoop $release, $(java -version 2>&1 | head -1)"
 printf 'put %s (%d bytes, replication %d) in %.2f s; read back identical\n' \
   "$file" "$size" "$replication" "$(awk -v a="$start" -v b="$end" \
   'BEGIN { print b - a }')"

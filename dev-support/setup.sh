@@ -25,3 +25,6 @@ cd "$here"
 mvn -B -ntp -DskipTests install
 # Spark as PyPI publishes it, for the drop-in tests (outside the repository).
 dev-support/pyspark.sh
+# A Java 11 runtime, for the test command's put on the Java a Hadoop 3.4
+# cluster may run (outside the repository).
+dev-support/jdk11.sh > /dev/null

@@ -46,6 +46,12 @@ for release in $lines; do
   echo "put.sh --hadoop $release:"
   dev-support/put.sh --hadoop "$release" "$put_file"
 done
+# The lines before 3.5 run on Java 8 or 11 in production: one on 11 (every
+# JVM of the put; dev-support/jdk11.sh, run by setup.sh, fetched it).
+release="$(grep '^3\.4\.' <<< "$lines" | tail -1)"
+echo "put.sh --hadoop $release --java 11:"
+dev-support/put.sh --hadoop "$release" --java "$(dev-support/jdk11.sh)" \
+  "$put_file"
 for release in $lines; do
   case "$release" in 2.9.*) continue ;; esac
   dev-support/hadoop-tests.sh "$release" ucx
