@@ -32,7 +32,8 @@ die() {
 release="$1"
 mode="$2"
 # Hadoop's write-path classes. Left out: two TestFileCreation methods that
-# fail on the stock jars of every release tried (2.9.2, 2.10.2), and, with
+# fail on the stock jars of every release tried (2.9.2, 2.10.2), one
+# TestDataTransferProtocol method that fails on stock 3.4.2, and, with
 # UCX, testPacketTransmissionDelay, which delays DataNode 1's forwarding of
 # packets, something the UCX path does not do (hadoop-hdfs-rdma/README.md).
 classes=TestDFSOutputStream,TestClientProtocolForPipelineRecovery
@@ -41,6 +42,11 @@ classes=$classes,TestFileAppend2,TestHFlush,TestWriteRead,TestCrcCorruption
 classes=$classes,TestFileCreation,TestDataTransferProtocol
 excluded='!TestFileCreation#testFileCreationNamenodeRestart'
 excluded="$excluded+testFileCreationSetLocalInterface"
+# Fails on the stock jars too, twice in a row on 3.4.2's (the
+# test reads the volume's reference count right after a write, while
+# the writer's DataXceiver may still hold its reference, "expected:<2>
+# but was:<1>"; a leak would be the other way round).
+excluded="$excluded,!TestDataTransferProtocol#testReleaseVolumeRefIfExceptionThrown"
 [ "$mode" = ucx ] && excluded="$excluded,!TestClientProtocolForPipelineRecovery#testPacketTransmissionDelay"
 if [ "$mode" = project ]; then
   classes=TestUcxWritePath,TestUcxWritePathScenarios,TestErasureCodedWrites
