@@ -58,7 +58,13 @@ out="$module/target/releases/$release"
 dropin="$(ls "$module"/target/hadoop-hdfs-rdma-*-dropin.jar 2>/dev/null \
   | head -1)"
 [ -n "$dropin" ] || die "no drop-in jar: build hadoop-hdfs-rdma first"
+# The release whose sources jar the build patched (2.9.2's come from 2.9.1:
+# Maven Central has none of its own), as hadoop-releases.sh resolves it.
+sources="$(awk -v r="$release" '!/^[[:space:]]*#/ && $1 == r { print $2 }' \
+  "$top/patches/releases.txt")"
+[ -n "$sources" ] || die "$release is not in patches/releases.txt"
 flags=(-B -ntp -Dstyle.color=never -Phadoop-tests -Dhadoop.release="$release"
+  -Dhadoop.sources.release="$sources"
   -Dout.dir="$out" -Dtests.mode="$mode" -Dhadoop.tests="$tests")
 case "$mode" in
   ucx) flags+=(-Ddropin.jar="$dropin") ;;
