@@ -167,6 +167,14 @@ public class TestUcxWritePathScenarios {
       ((HdfsDataOutputStream) out).hsync();
       out.write(second);
     }
+    // The append's pipeline is the replicas the NameNode knows of. Appending
+    // before the last DataNode's block report arrives leaves that replica
+    // out with the old generation stamp; on three DataNodes the NameNode
+    // then re-replicates to the only candidate, that DataNode, which refuses
+    // (ReplicaAlreadyExistsException), and it retries only after
+    // dfs.namenode.replication.pending.timeout-sec (5 min). That is Hadoop's
+    // race (stock DataNodes report the same way), seen 2 runs in 40 here.
+    waitReplication(path, 3);
     try (FSDataOutputStream out = fs.append(path)) {
       out.write(third);
       out.hflush();
