@@ -78,6 +78,21 @@ if [ -d "$reports/surefire-reports-chain" ]; then
     "$(count "$reports/surefire-reports-chain")"
 fi
 
+# Maven failed on any test that failed for good. hdfs-rdma's own tests run
+# once; a method of Hadoop's that passed only on its rerun fails the test
+# command too, unless the module pom names it rerunnable with its evidence
+# (the same flake on the stock jars).
+for dir in surefire-reports surefire-reports-chain failsafe-reports; do
+  [ -d "$reports/$dir" ] || continue
+  dev-support/test-counts.py "$reports/$dir" --names --check \
+    --rerunnable hadoop-hdfs-rdma/pom.xml > /dev/null || {
+    echo "a test failed once, and is not one of Hadoop's known flakes:" >&2
+    dev-support/test-counts.py "$reports/$dir" --names \
+      --rerunnable hadoop-hdfs-rdma/pom.xml >&2
+    exit 1
+  }
+done
+
 # What the UCX path carried during the HDFS tests, summed over their JVMs.
 totals=hadoop-hdfs-rdma/target/ucx-totals.txt
 if [ -f "$totals" ]; then
