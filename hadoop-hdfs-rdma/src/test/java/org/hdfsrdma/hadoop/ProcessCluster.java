@@ -58,14 +58,19 @@ final class ProcessCluster implements Closeable {
     final int httpPort;
     final int ipcPort;
     final String name;
+    /** What started it, so that it can be started again as itself. */
+    private final Jvm kind;
+    private final String[] args;
 
     DataNodeProcess(Process process, int xferPort, int httpPort, int ipcPort,
-        String name) {
+        String name, Jvm kind, String[] args) {
       this.process = process;
       this.xferPort = xferPort;
       this.httpPort = httpPort;
       this.ipcPort = ipcPort;
       this.name = name;
+      this.kind = kind;
+      this.args = args;
     }
 
     String xferAddress() {
@@ -83,6 +88,8 @@ final class ProcessCluster implements Closeable {
   private String fsUri;
   private String httpAddress;
   private String[] common;
+  /** "-D key=value" pairs of every daemon started from now on. */
+  private final List<String> daemonConf = new ArrayList<String>();
   /** Environment variables of every JVM started from now on. */
   private final Map<String, String> environment =
       new HashMap<String, String>();
@@ -95,6 +102,19 @@ final class ProcessCluster implements Closeable {
   /** Sets an environment variable of every JVM started after this call. */
   ProcessCluster environment(String name, String value) {
     environment.put(name, value);
+    return this;
+  }
+
+  /**
+   * Adds "key=value" settings to every daemon (NameNode and DataNodes)
+   * started after this call, e.g. the NameNode's replication and
+   * heartbeat intervals, which {@link #start(int, int, Jvm, String...)}
+   * gives only DataNodes otherwise.
+   */
+  ProcessCluster daemonConf(String... keyValues) {
+    for (String kv : keyValues) {
+      Collections.addAll(daemonConf, "-D", kv);
+    }
     return this;
   }
 
@@ -209,6 +229,10 @@ final class ProcessCluster implements Closeable {
         // Tests count replicas; a loaded machine must not drop one.
         "-D", "dfs.namenode.replication.considerLoad=false",
         "-D", "hadoop.tmp.dir=" + new File(work, "tmp")};
+    List<String> all = new ArrayList<String>();
+    Collections.addAll(all, common);
+    all.addAll(daemonConf);
+    common = all.toArray(new String[0]);
     List<String> format = new ArrayList<String>();
     Collections.addAll(format, common);
     Collections.addAll(format, "-format", "-force", "-nonInteractive");
@@ -243,10 +267,36 @@ final class ProcessCluster implements Closeable {
       Collections.addAll(args, "-D", kv);
     }
     String name = "datanode" + i;
+    String[] argv = args.toArray(new String[0]);
     DataNodeProcess d = new DataNodeProcess(start(name, kind,
-        "org.apache.hadoop.hdfs.server.datanode.DataNode",
-        args.toArray(new String[0])), port, http, ipc, name);
+        "org.apache.hadoop.hdfs.server.datanode.DataNode", argv), port, http,
+        ipc, name, kind, argv);
     dataNodes.add(d);
+    return d;
+  }
+
+  /**
+   * Starts DataNode {@code i} again, on its data directory and ports, once
+   * its JVM has ended (killed by a test); its log goes on in a file of its
+   * own ({@code datanodeI-restartN.log}). Returns the new process, which
+   * {@link #dataNodes()} lists in its place from now on.
+   */
+  DataNodeProcess restartDataNode(int i) throws IOException,
+      InterruptedException {
+    DataNodeProcess old = dataNodes.get(i);
+    if (!old.process.waitFor(60, TimeUnit.SECONDS)) {
+      throw new IOException(old.name + " still runs: kill it first");
+    }
+    daemons.remove(old.process);
+    int n = 1;
+    while (new File(work, old.name + "-restart" + n + ".log").exists()) {
+      n++;
+    }
+    Process p = start(old.name + "-restart" + n, old.kind,
+        "org.apache.hadoop.hdfs.server.datanode.DataNode", old.args);
+    DataNodeProcess d = new DataNodeProcess(p, old.xferPort, old.httpPort,
+        old.ipcPort, old.name, old.kind, old.args);
+    dataNodes.set(i, d);
     return d;
   }
 
