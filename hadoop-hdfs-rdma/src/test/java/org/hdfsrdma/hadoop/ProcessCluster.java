@@ -58,17 +58,20 @@ final class ProcessCluster implements Closeable {
     final int httpPort;
     final int ipcPort;
     final String name;
+    /** Its log's name for {@link ProcessCluster#log}. */
+    final String logName;
     /** What started it, so that it can be started again as itself. */
     private final Jvm kind;
     private final String[] args;
 
     DataNodeProcess(Process process, int xferPort, int httpPort, int ipcPort,
-        String name, Jvm kind, String[] args) {
+        String name, String logName, Jvm kind, String[] args) {
       this.process = process;
       this.xferPort = xferPort;
       this.httpPort = httpPort;
       this.ipcPort = ipcPort;
       this.name = name;
+      this.logName = logName;
       this.kind = kind;
       this.args = args;
     }
@@ -270,7 +273,7 @@ final class ProcessCluster implements Closeable {
     String[] argv = args.toArray(new String[0]);
     DataNodeProcess d = new DataNodeProcess(start(name, kind,
         "org.apache.hadoop.hdfs.server.datanode.DataNode", argv), port, http,
-        ipc, name, kind, argv);
+        ipc, name, name, kind, argv);
     dataNodes.add(d);
     return d;
   }
@@ -292,10 +295,11 @@ final class ProcessCluster implements Closeable {
     while (new File(work, old.name + "-restart" + n + ".log").exists()) {
       n++;
     }
-    Process p = start(old.name + "-restart" + n, old.kind,
+    String logName = old.name + "-restart" + n;
+    Process p = start(logName, old.kind,
         "org.apache.hadoop.hdfs.server.datanode.DataNode", old.args);
     DataNodeProcess d = new DataNodeProcess(p, old.xferPort, old.httpPort,
-        old.ipcPort, old.name, old.kind, old.args);
+        old.ipcPort, old.name, logName, old.kind, old.args);
     dataNodes.set(i, d);
     return d;
   }
@@ -345,7 +349,7 @@ final class ProcessCluster implements Closeable {
               : "exited " + d.process.exitValue());
       List<String> notable = new ArrayList<String>();
       try {
-        for (String line : log(d.name).split("\n")) {
+        for (String line : log(d.logName).split("\n")) {
           if (line.contains(" WARN ") || line.contains(" ERROR ")
               || line.contains(" FATAL ") || line.startsWith("Caused by")) {
             notable.add(line);

@@ -199,7 +199,12 @@ public class TestKillMatrix {
         "dfs.datanode.socket.write.timeout=" + timeout)
         .start(DATANODES, -1, ProcessCluster.Jvm.PATCHED,
             HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_GET_TIMEOUT_MS_KEY + "="
-            + timeout);
+            + timeout,
+            // A stale replica reported in the first block report of a
+            // DataNode whose storage the NameNode had dropped (dead, then
+            // back) is marked corrupt but its deletion postponed (storage
+            // contents stale) until the next full report: 6 h by default.
+            "dfs.blockreport.intervalMsec=5000");
     Configuration conf = new Configuration();
     for (String kv : clientConf("fan-out")) {
       String[] pair = kv.split("=", 2);
@@ -548,10 +553,13 @@ public class TestKillMatrix {
    */
   private static void servesUcx(DataNodeProcess d, int n) throws Exception {
     try {
+      // Registered (its plugin may start before that): a block report sent.
       WaitFor.waitFor(() -> {
         try {
           ProcessCluster.rdmaBeanAsServed(d, "DataBytesFetched");
-          return fs.getDataNodeStats(DatanodeReportType.LIVE).length
+          return cluster.log(d.logName).contains(
+              "Successfully sent block report")
+              && fs.getDataNodeStats(DatanodeReportType.LIVE).length
               == DATANODES;
         } catch (IOException e) {
           return false;
