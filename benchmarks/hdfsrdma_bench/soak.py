@@ -1,0 +1,657 @@
+"""The soak test (dev-support/soak.sh): a NameNode and four DataNodes
+(clusters.Cluster, each its own JVM on Hadoop 2.9.2's stock jars with the
+drop-in jar as agent, UCX on) and long-lived client JVMs
+(org.hdfsrdma.hadoop.soak.SoakWriter, several writer threads each; the
+first JVM fans out, the second chains, and so on alternating), writing,
+reading back and deleting for --minutes. Every --interval-seconds it
+samples every JVM, prints a table and at the end writes soak.csv,
+growth.csv and soak.png into --out. It fails on any byte that differs, any
+writer error, any JVM that died or left an hs_err file, a DataNode session
+still open after the writers stopped, or a quantity still growing after
+warm-up.
+
+Growth rule. Samples are taken at t=0 (writers starting) and every
+interval. The first third (rounded up) is warm-up: pools fill, the JIT
+compiles, connections open. Of the rest, the median of the last third is
+compared with the median of the middle third; growth beyond the
+quantity's bound fails the run. The /proc quantities of a sample are the
+peak of 1-second reads over its interval (a leak raises the peak as it
+raises the floor, and a peak does not depend on where in the load cycle
+the sample fell). Medians of those peaks, not their max: the max of a
+third is decided by its single busiest second (in a 2-minute run a
+DataNode's peak threads went 87, 90, 89, 91, 90, 98, 89 from one interval
+to the next: the 98 is 16 writers happening to land on one DataNode at
+once, not a leak), while a leak of rate r still moves the median by r
+times a third of the run. Growth slopes over the samples after warm-up are
+reported too (growth.csv), not judged.
+
+Every JVM is started with -Xms = -Xmx and -XX:+AlwaysPreTouch, so its
+heap is resident from the start and RSS growth is growth outside the heap.
+
+Bounds, per JVM, on the growth between the thirds' medians:
+
+quantity  bound    why
+rss       +64 MiB  glibc malloc arenas (one per thread that mallocs, up to
+                   8 x cores, touched as used) and late JIT code; a leak of
+                   1 KiB per 64 KiB packet exceeds it within a minute
+native    +32 MiB  NMT committed minus the heap: code cache and metaspace
+                   still grow a few MiB after warm-up as rare paths get
+                   compiled, plus stacks and direct buffers of work in
+                   flight (UCX's own mallocs are not in NMT: see rss)
+threads   +8       threads in flight (a DataXceiver and a PacketResponder
+                   per block, a DataStreamer and a ResponseProcessor per
+                   stream) are in both thirds' peaks; what is left is pool
+                   threads started late. A thread leaked per block would
+                   exceed it within seconds
+fds       +16      as threads: block, meta and socket fds of blocks in
+                   flight are in both peaks; a leak per block would be
+                   hundreds a minute
+jni_refs  +64      JNI global references made on first use of a path.
+                   JUCX 1.12.1 leaks one per JUCX request (fixed in 1.15);
+                   this project's data path makes no JUCX requests (its own
+                   JNI sends and gets), only connects and closes do, so in
+                   steady state even that leak would not grow here
+sysv,     +2       SysV segments and /dev/shm files mapped: a JVM's own
+posix              pool slabs and UCX FIFOs, and every peer's it reads; a
+                   pool's new slab (see pool) maps once in each reader
+pool      +16 MiB  registered bytes of the client packet pool (clients) or
+                   the landing pool (DataNodes): slabs of 8 MiB are added
+                   on demand up to a cap, and a burst after warm-up may
+                   add one or two; a pool that never reuses buffers would
+                   grow to its cap
+conns     +2       a DataNode's UCX connections: one per client JVM and per
+                   DataNode feeding it in chains (5 here), made in warm-up
+connects  +4       a client's UCX connections opened since start (a
+                   counter): one per DataNode, made in warm-up; growth
+                   means connections are being dropped and remade
+
+OpenSessions (a DataNode's blocks being received over UCX) is work in
+flight and is judged after the writers stop instead: it must be 0."""
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from . import jvm_probe, ucx_counters
+from .clusters import DATANODES, Cluster
+from .harness import REPO, HarnessError, log, warn
+from .measurement import bean_sums
+from .processes import Procs, on_signals
+from .report import write_csv
+from .systems import built_dropin
+from .units import MiB
+
+WRITER_CLASS = "org.hdfsrdma.hadoop.soak.SoakWriter"
+DISTRIBUTIONS = ("fan-out", "chain")
+JVM_BEAN = "Hadoop:service=DataNode,name=HdfsRdma"
+ACTIVITY_BEAN = "Hadoop:service=DataNode,name=DataNodeActivity-*"
+HEAP = "512m"
+DRAIN_SECONDS = 3.0     # metrics period 1 s, cached for one period
+
+# quantity -> its growth bound; the reasons are in the docstring.
+BOUNDS = {
+    "rss": 64 * MiB,
+    "native": 32 * MiB,
+    "threads": 8,
+    "fds": 16,
+    "jni_refs": 64,
+    "sysv": 2,
+    "posix": 2,
+    "pool": 16 * MiB,
+    "conns": 2,
+    "connects": 4,
+}
+BYTE_QUANTITIES = ("rss", "native", "pool")
+PROC_KEYS = ("rss", "threads", "fds", "sysv", "posix")
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(
+        prog="dev-support/soak.sh",
+        description="Long-running write/read-back soak of the UCX write "
+        "path: 1 NameNode + 4 DataNodes + client JVMs, every JVM sampled "
+        "for growth.")
+    ap.add_argument("--minutes", type=float, required=True,
+                    help="how long the writers write")
+    ap.add_argument("--out", default=os.path.join(REPO, "benchmarks",
+                                                  "results", "soak"),
+                    help="CSV files and the plot (default %(default)s)")
+    ap.add_argument("--writers", default="2:8", metavar="JVMS:THREADS",
+                    help="client JVMs and writer threads each (default "
+                    "%(default)s)")
+    ap.add_argument("--interval-seconds", type=float,
+                    help="sample period (default: a tenth of the run, "
+                    "between 5 and 60 s)")
+    ap.add_argument("--max-size", type=int, metavar="BYTES",
+                    help="largest file (default: 256 MiB, scaled down for "
+                    "short runs: 8 MiB per minute rounded down to a power "
+                    "of two, at least 4 MiB)")
+    ap.add_argument("--keep-bytes", type=int, default=1 << 30,
+                    metavar="BYTES", help="bytes each client JVM keeps on "
+                    "HDFS before deleting its oldest files (default 1 GiB; "
+                    "times replication on disk)")
+    ap.add_argument("--work", help="work directory (default: a new "
+                    "directory under /tmp)")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep the work directory (logs, DataNode storage)")
+    a = ap.parse_args(argv)
+    m = re.fullmatch(r"(\d+):(\d+)", a.writers)
+    if not m or int(m.group(1)) < 1 or int(m.group(2)) < 1:
+        ap.error("--writers JVMS:THREADS, e.g. 2:8")
+    a.jvms, a.threads = int(m.group(1)), int(m.group(2))
+    if a.minutes <= 0:
+        ap.error("--minutes must be positive")
+    if a.interval_seconds is None:
+        a.interval_seconds = min(60.0, max(5.0, a.minutes * 6.0))
+    if a.minutes * 60 / a.interval_seconds < 5:
+        ap.error("--interval-seconds %g gives fewer than 6 samples in %g "
+                 "minutes: too few to tell growth from warm-up"
+                 % (a.interval_seconds, a.minutes))
+    if a.max_size is None:
+        a.max_size = default_max_size(a.minutes)
+    return a
+
+
+def default_max_size(minutes):
+    """256 MiB for runs of 32 minutes or more; shorter runs write 8 MiB per
+    minute of run at most, rounded down to a power of two (>= 4 MiB), so a
+    2-minute run still writes many files rather than a few large ones."""
+    cap = max(4 * MiB, int(minutes * 8 * MiB))
+    size = 4 * MiB
+    while size * 2 <= min(cap, 256 * MiB):
+        size *= 2
+    return size
+
+
+# -- the growth rule -------------------------------------------------------
+
+def thirds(n):
+    """(warm-up, middle, last) index ranges of n samples: the last two
+    thirds get n // 3 samples each, warm-up the rest (at least a third)."""
+    k = n // 3
+    return range(0, n - 2 * k), range(n - 2 * k, n - k), range(n - k, n)
+
+
+def slope_per_minute(ts, ys):
+    """Least-squares slope of ys over ts (seconds), per minute; None for
+    fewer than two points."""
+    pts = [(t, y) for t, y in zip(ts, ys) if y is not None]
+    if len(pts) < 2:
+        return None
+    mt = sum(t for t, _ in pts) / len(pts)
+    my = sum(y for _, y in pts) / len(pts)
+    den = sum((t - mt) ** 2 for t, _ in pts)
+    if den == 0:
+        return None
+    return 60.0 * sum((t - mt) * (y - my) for t, y in pts) / den
+
+
+def median(vals):
+    v = sorted(vals)
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def growth(ts, ys, bound):
+    """The growth rule on one quantity of one JVM: a dict with the middle
+    and last thirds' medians, their difference, the slope after warm-up,
+    the bound and the verdict (ok, GROWS, or n/a where either third has no
+    value or there are fewer than 6 samples)."""
+    _, mid, last = thirds(len(ys))
+    mvals = [ys[i] for i in mid if ys[i] is not None]
+    lvals = [ys[i] for i in last if ys[i] is not None]
+    row = dict(mid=None, last=None, growth=None, bound=bound,
+               slope_per_min=None, verdict="n/a")
+    if len(ys) < 6 or not mvals or not lvals:
+        return row
+    row["mid"], row["last"] = median(mvals), median(lvals)
+    row["growth"] = row["last"] - row["mid"]
+    after = list(mid) + list(last)
+    row["slope_per_min"] = slope_per_minute([ts[i] for i in after],
+                                            [ys[i] for i in after])
+    row["verdict"] = "GROWS" if row["growth"] > bound else "ok"
+    return row
+
+
+# -- the cluster and the writers -------------------------------------------
+
+class SoakCluster(Cluster):
+    """The harness's embedded cluster with every JVM as the soak needs it:
+    native memory tracking, a fixed pre-touched heap (RSS growth is then
+    growth outside the heap) and fatal error files in the work directory."""
+
+    def jvm(self, *args, heap=HEAP, props=(), host=None):
+        return super().jvm(*args, heap=heap, props=list(soak_jvm_opts(
+            self.root, heap)) + list(props), host=host)
+
+
+def soak_jvm_opts(root, heap):
+    return ["-Xms" + heap, "-XX:+AlwaysPreTouch",
+            "-XX:NativeMemoryTracking=summary",
+            "-XX:ErrorFile=%s/hs_err_pid%%p.log" % root]
+
+
+def hadoop_classpath():
+    """Hadoop 2.9.2's jars and their dependencies (nothing of hdfs-rdma:
+    the bridge and JUCX come with the drop-in jar), as dev-support/put.sh
+    gets them."""
+    tool = os.path.join(REPO, "dev-support", "hadoop-releases.sh")
+    r = subprocess.run([tool, "classpath", "2.9.2"], capture_output=True,
+                       text=True)
+    if r.returncode != 0 or not r.stdout.strip():
+        raise HarnessError("no Hadoop 2.9.2 class path: %s" % r.stderr.strip())
+    return r.stdout.strip()
+
+
+class Writer:
+    """One client JVM running SoakWriter."""
+
+    def __init__(self, index, proc, log_path, distribution):
+        self.index = index
+        self.proc = proc
+        self.log = log_path
+        self.distribution = distribution
+        self.name = "client%d" % (index + 1)
+
+    def last(self, tag="SOAK"):
+        """The writer's last progress line of `tag`, parsed ({} if none)."""
+        line = None
+        with open(self.log, errors="replace") as f:
+            for text in f:
+                if text.startswith(tag + " "):
+                    line = text
+        return ucx_counters.parse_stats(line) if line else {}
+
+    def problems(self):
+        """The writer's SOAK-ERROR and SOAK-MISMATCH lines."""
+        with open(self.log, errors="replace") as f:
+            return [t.rstrip() for t in f
+                    if t.startswith(("SOAK-ERROR", "SOAK-MISMATCH"))]
+
+
+def start_writers(a, cluster, procs, cp, test_classes, dropin, seconds):
+    writers = []
+    for i in range(a.jvms):
+        dist = DISTRIBUTIONS[i % len(DISTRIBUTIONS)]
+        argv = [cluster.java, "-Xmx" + HEAP,
+                "-Djava.net.preferIPv4Stack=true"] \
+            + soak_jvm_opts(cluster.root, HEAP) + [
+                "-javaagent:" + dropin,
+                "-cp", "%s:%s:%s" % (cluster.conf, test_classes, cp),
+                WRITER_CLASS,
+                "-D", "dfs.client.rdma.enabled=true",
+                "-D", "dfs.client.rdma.distribution=" + dist,
+                "-threads", str(a.threads), "-seconds", str(int(seconds)),
+                "-dir", "/soak/client%d" % (i + 1), "-seed", str(i + 1),
+                "-max-size", str(a.max_size),
+                "-keep-bytes", str(a.keep_bytes),
+                "-interval-seconds", str(a.interval_seconds)]
+        path = os.path.join(cluster.root, "client%d.log" % (i + 1))
+        writers.append(Writer(i, procs.spawn(argv, path,
+                                             name="client%d" % (i + 1)),
+                              path, dist))
+    return writers
+
+
+# -- sampling --------------------------------------------------------------
+
+class Sampler:
+    """Samples every JVM: /proc each second (keeping each quantity's peak
+    over the interval), and at each sample the attach quantities, the
+    DataNodes' beans and the writers' last progress lines."""
+
+    def __init__(self, cluster, writers):
+        self.cluster = cluster
+        self.writers = writers
+        self.jvms = [("nn", cluster.nn)] + [
+            ("dn%d" % (i + 1), p) for i, p in enumerate(cluster.dns)] + [
+            (w.name, w.proc) for w in writers]
+        self.peaks = {}
+        self.rows = []          # one per (sample, JVM)
+
+    def tick(self):
+        """One /proc read of every live JVM into the interval's peaks."""
+        for name, p in self.jvms:
+            try:
+                s = jvm_probe.proc_sample(p.pid)
+            except OSError:
+                continue
+            peak = self.peaks.setdefault(name, {})
+            for k, v in s.items():
+                peak[k] = max(peak.get(k, v), v)
+
+    def sample(self, t, tag):
+        """A sample of every JVM at `t` seconds: rows appended, returned."""
+        self.tick()
+        rows = []
+        for name, p in self.jvms:
+            row = dict(sample=tag, t=round(t, 1), jvm=name, pid=p.pid)
+            peak = self.peaks.pop(name, None)
+            if peak is None:
+                rows.append(row)
+                continue
+            row.update(peak)
+            row.update(jvm_probe.jvm_sample(p.pid))
+            rows.append(row)
+        for i, addr in enumerate(self.cluster.dn_http):
+            row = rows[1 + i]
+            jb = bean_sums(addr, JVM_BEAN) or {}
+            db = ucx_counters.datanode_counters(addr) or {}
+            act = bean_sums(addr, ACTIVITY_BEAN) or {}
+            row.update(
+                pool=jb.get("LandingPoolRegisteredBytes"),
+                conns=jb.get("ClientConnections"),
+                sessions=jb.get("OpenSessions"),
+                ucx_bytes=db.get(ucx_counters.BEAN_FETCHED),
+                bytes_written=act.get("BytesWritten"),
+                blocks_ucx=db.get(ucx_counters.BEAN_BLOCKS_OVER_UCX),
+                blocks_tcp=db.get(ucx_counters.BEAN_BLOCKS_OVER_TCP))
+        for w in self.writers:
+            row = rows[1 + DATANODES + w.index]
+            last = w.last("SOAK-END") or w.last()
+            row.update(
+                pool=last.get("ucx.ClientPoolRegisteredBytes"),
+                connects=last.get("ucx.ClientConnects"),
+                files=last.get("files"), written=last.get("written"),
+                verified=last.get("verified"),
+                mismatches=last.get("mismatches"),
+                errors=last.get("errors"),
+                write_ms_avg=last.get("write_ms_avg"),
+                flush_ms_avg=last.get("flush_ms_avg"),
+                append_ms_avg=last.get("append_ms_avg"),
+                read_ms_avg=last.get("read_ms_avg"))
+        self.rows.extend(rows)
+        return rows
+
+
+def mib(v):
+    return "-" if v is None else "%.0f" % (v / MiB)
+
+
+def num(v):
+    return "-" if v is None else "%d" % v
+
+
+def table(rows):
+    """A sample as a fixed-width table."""
+    head = ("jvm", "pid", "rss", "native", "thr", "fds", "jni", "sysv",
+            "shm", "poolMiB", "conn", "sess", "ucxMiB", "dnWrMiB",
+            "blkU/T", "files", "writtenMiB", "verifMiB", "bad", "err")
+    lines = ["%-8s %7s %6s %6s %4s %5s %5s %4s %4s %7s %4s %4s %8s %8s "
+             "%9s %6s %10s %9s %4s %4s" % head]
+    for r in rows:
+        blocks = "-" if r.get("blocks_ucx") is None else "%d/%d" % (
+            r["blocks_ucx"], r.get("blocks_tcp") or 0)
+        conn = r.get("conns") if r.get("conns") is not None \
+            else r.get("connects")
+        lines.append(
+            "%-8s %7d %6s %6s %4s %5s %5s %4s %4s %7s %4s %4s %8s %8s %9s "
+            "%6s %10s %9s %4s %4s" % (
+                r["jvm"], r["pid"], mib(r.get("rss")), mib(r.get("native")),
+                num(r.get("threads")), num(r.get("fds")),
+                num(r.get("jni_refs")), num(r.get("sysv")),
+                num(r.get("posix")), mib(r.get("pool")), num(conn),
+                num(r.get("sessions")), mib(r.get("ucx_bytes")),
+                mib(r.get("bytes_written")), blocks, num(r.get("files")),
+                mib(r.get("written")), mib(r.get("verified")),
+                num(r.get("mismatches")), num(r.get("errors"))))
+    return "\n".join(lines)
+
+
+def writer_summary(rows):
+    """The writers' latencies of their last interval, one line."""
+    parts = []
+    for r in rows:
+        if r.get("write_ms_avg") is None:
+            continue
+        parts.append("%s: write %.0f flush %.0f append %.0f read %.0f ms" % (
+            r["jvm"], r["write_ms_avg"], r.get("flush_ms_avg") or 0,
+            r.get("append_ms_avg") or 0, r.get("read_ms_avg") or 0))
+    return "mean latency per op over the writers' last interval: " + \
+        "; ".join(parts) if parts else ""
+
+
+# -- judging ---------------------------------------------------------------
+
+def judge_growth(rows):
+    """growth.csv's rows: the growth rule per JVM and quantity, over the
+    regular samples (not the drained one)."""
+    out = []
+    regular = [r for r in rows if r["sample"] != "drained"]
+    for jvm in sorted({r["jvm"] for r in regular},
+                      key=lambda j: (j[0] != "n", j[0] == "c", j)):
+        series = [r for r in regular if r["jvm"] == jvm]
+        ts = [r["t"] for r in series]
+        for q, bound in BOUNDS.items():
+            ys = [r.get(q) for r in series]
+            if all(y is None for y in ys):
+                continue
+            g = growth(ts, ys, bound)
+            out.append(dict(jvm=jvm, quantity=q, **g))
+    return out
+
+
+def growth_table(grows):
+    lines = ["%-8s %-9s %12s %12s %10s %10s %12s %s" % (
+        "jvm", "quantity", "mid", "last", "growth", "bound",
+        "slope/min", "verdict")]
+    for g in grows:
+        div = MiB if g["quantity"] in BYTE_QUANTITIES else 1
+        unit = " MiB" if div == MiB else ""
+
+        def f(v, fmt="%.0f"):
+            return "-" if v is None else fmt % (v / div)
+        lines.append("%-8s %-9s %12s %12s %10s %10s %12s %s" % (
+            g["jvm"], g["quantity"], f(g["mid"]), f(g["last"]),
+            f(g["growth"], "%+.0f"), f(g["bound"], "%.0f") + unit,
+            f(g["slope_per_min"], "%+.1f"), g["verdict"]))
+    return "\n".join(lines)
+
+
+def plot(out_dir, rows):
+    """soak.png: each quantity over time, a line per JVM; None without
+    matplotlib."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    regular = [r for r in rows if r["sample"] != "drained"]
+    jvms = []
+    for r in regular:
+        if r["jvm"] not in jvms:
+            jvms.append(r["jvm"])
+    qs = ["rss", "native", "threads", "fds", "jni_refs", "sysv", "posix",
+          "pool", "conns"]
+    fig, axes = plt.subplots(3, 3, figsize=(15, 11))
+    for ax, q in zip(axes.flat, qs):
+        div = MiB if q in BYTE_QUANTITIES else 1
+        for j in jvms:
+            pts = [(r["t"] / 60, r[q] / div) for r in regular
+                   if r["jvm"] == j and r.get(q) is not None]
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts],
+                        marker=".", label=j)
+        ax.set_title(q + (" (MiB)" if div == MiB else ""))
+        ax.set_xlabel("minutes")
+        ax.grid(alpha=0.3)
+    axes.flat[0].legend(fontsize=7)
+    fig.suptitle("hdfs-rdma soak: every JVM over time")
+    fig.tight_layout()
+    path = os.path.join(out_dir, "soak.png")
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
+
+
+# -- the run ---------------------------------------------------------------
+
+def boot(cluster, procs, timeout=180):
+    done = procs.wait_all([cluster.format()], 120)
+    if any(rc != 0 for _, rc, _ in done.values()):
+        raise HarnessError("NameNode -format failed; see %s/format.log"
+                           % cluster.root)
+    cluster.start()
+    t0 = time.monotonic()
+    while not cluster.ready():
+        if time.monotonic() - t0 > timeout:
+            raise HarnessError("the cluster did not come up in %d s; see "
+                               "%s/*.log" % (timeout, cluster.root))
+        time.sleep(0.5)
+    log("cluster up after %.1f s (NameNode rpc %d, http %d)"
+        % (time.monotonic() - t0, cluster.nn_rpc, cluster.nn_http_port))
+    missing = cluster.check_ucx_started()
+    if missing:
+        raise HarnessError("DataNode(s) %s did not log 'serves the UCX data "
+                           "path'" % missing)
+
+
+def soak(a, procs, work, failures, rows):
+    """Starts everything, writes and samples into `rows` (kept on a
+    failure: what was sampled until then is reported)."""
+    dropin = built_dropin()
+    test_classes = os.path.join(REPO, "hadoop-hdfs-rdma", "target",
+                                "test-classes")
+    if not dropin or not os.path.exists(os.path.join(
+            test_classes, *WRITER_CLASS.split(".")) + ".class"):
+        raise HarnessError("build first: mvn -o -pl hadoop-hdfs-rdma "
+                           "-DskipTests package (the drop-in jar and the "
+                           "test classes)")
+    java = shutil.which("java")
+    cp = hadoop_classpath()
+    cluster = SoakCluster("soak", work, java, cp, True, procs, agent=dropin)
+    cluster.write_conf()
+    boot(cluster, procs)
+    seconds = a.minutes * 60
+    writers = start_writers(a, cluster, procs, cp, test_classes, dropin,
+                            seconds)
+    log("%d client JVMs x %d writer threads (%s), files up to %d MiB, "
+        "%g min, a sample every %g s"
+        % (a.jvms, a.threads, ", ".join(w.distribution for w in writers),
+           a.max_size // MiB, a.minutes, a.interval_seconds))
+    sampler = Sampler(cluster, writers)
+    sampler.rows = rows
+    t0 = time.monotonic()
+    daemons = [cluster.nn] + cluster.dns
+    n = int(seconds // a.interval_seconds)
+    for i in range(n + 1):
+        due = t0 + i * a.interval_seconds
+        while time.monotonic() < due:
+            dead = [p for p in daemons if not procs.alive(p)]
+            if dead:
+                raise HarnessError("cluster JVM(s) %s died; see %s/*.log" % (
+                    ", ".join(str(p.pid) for p in dead), work))
+            for w in writers:
+                if not procs.alive(w.proc):
+                    raise HarnessError(
+                        "%s exited early (rc %s); see %s" % (
+                            w.name, w.proc.returncode, w.log))
+            sampler.tick()
+            time.sleep(min(1.0, max(0.0, due - time.monotonic())))
+        rows = sampler.sample(time.monotonic() - t0, str(i))
+        print("\n[sample %d/%d, t=%.0f s]\n%s\n%s" % (
+            i, n, time.monotonic() - t0, table(rows), writer_summary(rows)),
+            flush=True)
+    # The writers finish the operation they are in, print SOAK-END, exit.
+    done = procs.wait_all([w.proc for w in writers], 300,
+                          cluster_pids={p.pid for p in daemons})
+    for w in writers:
+        rc = done[w.proc.pid][1]
+        end = w.last("SOAK-END")
+        if rc != 0 or end.get("status") != "ok":
+            failures.append("%s exited with %s (%s); see %s" % (
+                w.name, rc, end.get("status", "no SOAK-END"), w.log))
+        for line in w.problems()[:5]:
+            failures.append("%s: %s" % (w.name, line))
+        if not end.get("verified"):
+            failures.append("%s verified no bytes" % w.name)
+    # What is left once every writer stopped: no DataNode session open.
+    sampler.jvms = sampler.jvms[:1 + DATANODES]
+    sampler.writers = []
+    time.sleep(DRAIN_SECONDS)
+    rows = sampler.sample(time.monotonic() - t0, "drained")
+    print("\n[writers stopped, %.0f s later]\n%s" % (DRAIN_SECONDS,
+                                                      table(rows)))
+    for r in rows[1:]:
+        if r.get("sessions"):
+            failures.append("%s: %d UCX sessions still open after the "
+                            "writers stopped" % (r["jvm"], r["sessions"]))
+    # Settled counters now: bytes the DataNodes wrote that they did not
+    # fetch over UCX came on Hadoop's socket path.
+    fetched = sum(r.get("ucx_bytes") or 0 for r in rows[1:])
+    written = sum(r.get("bytes_written") or 0 for r in rows[1:])
+    log("DataNodes: %d MiB written, %d MiB of it fetched over UCX, %d MiB "
+        "over TCP; block replicas %d over UCX, %d over TCP" % (
+            written // MiB, fetched // MiB, max(0, written - fetched) // MiB,
+            sum(r.get("blocks_ucx") or 0 for r in rows[1:]),
+            sum(r.get("blocks_tcp") or 0 for r in rows[1:])))
+    if not fetched:
+        failures.append("the DataNodes fetched no bytes over UCX")
+
+
+def main(argv):
+    a = parse_args(argv)
+    on_signals()
+    work = a.work or tempfile.mkdtemp(prefix="hdfs-rdma-soak.")
+    os.makedirs(work, exist_ok=True)
+    os.makedirs(a.out, exist_ok=True)
+    procs = Procs()
+    failures = []
+    rows = []
+    rc = 0
+    started = time.monotonic()
+    log("soak: %g min, work in %s, results in %s" % (a.minutes, work, a.out))
+    try:
+        soak(a, procs, work, failures, rows)
+    except HarnessError as e:
+        failures.append(str(e))
+    except KeyboardInterrupt:
+        warn("interrupted")
+        rc = 130
+    except Exception as e:
+        import traceback
+        traceback.print_exc()
+        failures.append("soak harness error: %r" % e)
+    finally:
+        procs.stop_all()
+    for f in sorted(os.listdir(work)):
+        if f.startswith("hs_err"):
+            failures.append("a JVM crashed: %s" % os.path.join(work, f))
+    grows = judge_growth(rows) if rows else []
+    for g in grows:
+        if g["verdict"] == "GROWS":
+            failures.append("%s %s grew by %s after warm-up (bound %s)" % (
+                g["jvm"], g["quantity"], g["growth"], g["bound"]))
+    if rows:
+        write_csv(os.path.join(a.out, "soak.csv"), rows)
+        write_csv(os.path.join(a.out, "growth.csv"), grows)
+        print("\nGrowth after warm-up (first third of the samples): median"
+              " of the last third against the middle third:\n"
+              + growth_table(grows))
+        png = plot(a.out, rows)
+        log("results: %s%s" % (os.path.join(a.out, "soak.csv"),
+                               ", " + png if png else " (no matplotlib: no"
+                               " plot)"))
+    if a.keep:
+        log("work directory kept: %s" % work)
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+    log("%.1f min in all" % ((time.monotonic() - started) / 60))
+    if failures:
+        print("\nSOAK FAILED:\n  " + "\n  ".join(failures), file=sys.stderr)
+        return rc or 1
+    if rc:
+        return rc
+    log("soak passed: no byte differed, no error, no JVM died, nothing "
+        "grew beyond its bound")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

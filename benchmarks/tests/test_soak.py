@@ -1,0 +1,96 @@
+"""The soak test's growth rule, its default file sizes, and how it reads
+a JVM's native memory, JNI references and shared-memory mappings."""
+
+import unittest
+
+from hdfsrdma_bench.jvm_probe import parse_jni_refs, parse_nmt, shm_segments
+from hdfsrdma_bench.soak import default_max_size, growth, thirds
+from hdfsrdma_bench.units import MiB
+
+
+class Thirds(unittest.TestCase):
+    def test_warm_up_takes_the_remainder(self):
+        self.assertEqual(thirds(9), (range(0, 3), range(3, 6), range(6, 9)))
+        self.assertEqual(thirds(11), (range(0, 5), range(5, 8),
+                                      range(8, 11)))
+
+
+class Growth(unittest.TestCase):
+    ts = [12.0 * i for i in range(11)]
+
+    def test_a_leak_fails(self):
+        # One thread a sample after warm-up: +3 between the thirds' medians
+        # is within +8, so a leak of 4 a sample (12 between medians) fails.
+        ys = [60, 80, 85, 86] + [86 + 4 * i for i in range(1, 8)]
+        g = growth(self.ts, ys, 8)
+        self.assertEqual(g["verdict"], "GROWS")
+        self.assertEqual(g["growth"], 12)
+        self.assertAlmostEqual(g["slope_per_min"], 20.0)
+
+    def test_warm_up_growth_is_not_judged(self):
+        ys = [0, 100, 400, 700, 800, 800, 801, 799, 800, 802, 800]
+        g = growth(self.ts, ys, 2)
+        self.assertEqual(g["verdict"], "ok")
+        self.assertEqual(g["growth"], 0)
+
+    def test_one_busy_second_is_not_a_leak(self):
+        # The 2-minute run's DataNode threads: a single peak of 98.
+        ys = [60, 81, 84, 85, 87, 90, 89, 91, 90, 98, 89]
+        g = growth(self.ts, ys, 8)
+        self.assertEqual(g["verdict"], "ok")
+        self.assertEqual((g["mid"], g["last"]), (90, 90))
+
+    def test_too_few_samples_or_values(self):
+        self.assertEqual(growth(self.ts[:5], [1, 2, 3, 4, 5], 0)["verdict"],
+                         "n/a")
+        ys = [1, 2, 3, 4, 5, None, None, None, 9, 9, 9]
+        self.assertEqual(growth(self.ts, ys, 0)["verdict"], "n/a")
+
+
+class MaxSize(unittest.TestCase):
+    def test_scaled_to_the_run(self):
+        self.assertEqual(default_max_size(0.5), 4 * MiB)
+        self.assertEqual(default_max_size(2), 16 * MiB)
+        self.assertEqual(default_max_size(10), 64 * MiB)
+        self.assertEqual(default_max_size(32), 256 * MiB)
+        self.assertEqual(default_max_size(600), 256 * MiB)
+
+
+class Probe(unittest.TestCase):
+    def test_native_memory_summary(self):
+        text = """
+Native Memory Tracking:
+
+(Omitting categories weighting less than 1KB)
+
+Total: reserved=2012345KB, committed=670000KB
+       malloc: 30000KB #120000
+       mmap:   reserved=1982345KB, committed=640000KB
+
+-                 Java Heap (reserved=524288KB, committed=524288KB)
+                            (mmap: reserved=524288KB, committed=524288KB)
+"""
+        self.assertEqual(parse_nmt(text), (670000 * 1024, 524288 * 1024))
+        self.assertIsNone(parse_nmt("Native memory tracking is not enabled"))
+
+    def test_jni_global_refs(self):
+        self.assertEqual(parse_jni_refs('"VM Thread" os_prio=0\n\n'
+                                        "JNI global refs: 27, weak refs: 0"
+                                        "\n"), 27)
+        self.assertIsNone(parse_jni_refs("no such line"))
+
+    def test_shared_memory_segments(self):
+        maps = (
+            "7f00-7f10 rw-s 00000000 00:01 32769   /SYSV00000000 (deleted)\n"
+            "7f10-7f20 rw-s 00000000 00:01 32769   /SYSV00000000 (deleted)\n"
+            "7f20-7f30 rw-s 00000000 00:01 32770   /SYSV00000000 (deleted)\n"
+            "7f30-7f40 rw-s 00000000 00:17 5       /dev/shm/ucx_shm_1\n"
+            "7f40-7f50 rw-s 00000000 00:17 6       /dev/shm/ucx_shm_2"
+            " (deleted)\n"
+            "7f50-7f60 r-xp 00000000 08:01 77      /usr/lib/libucs.so.0\n"
+            "7f60-7f70 rw-p 00000000 00:00 0\n")
+        self.assertEqual(shm_segments(maps), (2, 2))
+
+
+if __name__ == "__main__":
+    unittest.main()
