@@ -113,6 +113,14 @@ fi
 # results' formats): no cluster, well under a second.
 python3 -m unittest discover -s benchmarks/tests -t benchmarks
 
+# The soak, briefly: a NameNode, four DataNodes and two writer JVMs of 8
+# threads (one fans out, one chains) on the stock 2.9.2 jars with the
+# agent, writing, flushing, appending, reading back and deleting for 2
+# minutes (about 2.5 in all). It fails on a differing byte, a writer error,
+# a crashed JVM, a session left open, or growth after warm-up beyond the
+# bounds benchmarks/hdfsrdma_bench/soak.py states; it judges no timings.
+dev-support/soak.sh --minutes 2 --out benchmarks/results/soak-ci
+
 # The benchmark harness on a tiny sweep, to prove it works end to end
 # (two multi-process clusters, stock, jar and UCX puts, limit, plots). It
 # checks that UCX carried the UCX puts and none of the jar's; it never judges
