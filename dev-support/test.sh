@@ -63,7 +63,7 @@ done
 
 # Hadoop's own tests: with the UCX path on, and on the stock jars.
 count() { # reports-dir
-  dev-support/test-counts.py "$1" --classes '^org\.apache\.hadoop\.hdfs\.Test' \
+  dev-support/test-counts.py "$1" --classes '^org\.apache\.hadoop\.hdfs\..*Test' \
     --exclude 'TestUcx' --names
 }
 reports=hadoop-hdfs-rdma/target
