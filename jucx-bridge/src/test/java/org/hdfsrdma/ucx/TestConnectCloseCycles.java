@@ -37,7 +37,7 @@ public class TestConnectCloseCycles {
 
   private static final Logger LOG =
       LoggerFactory.getLogger(TestConnectCloseCycles.class);
-  private static final int CYCLES = 1000;
+  private static final int CYCLES = 300;
   /** Cycles before the baseline: UCX sets some things up lazily. */
   private static final int WARM_UP = 10;
   private static final int SIZE = 4096;
@@ -178,7 +178,7 @@ public class TestConnectCloseCycles {
     assertTrue("OS threads: " + tasksBefore + " -> " + tasksAfter,
         tasksAfter <= tasksBefore + 4);
     // A few descriptors of UCX's own (the async thread's wake-up pipe and
-    // the like) may come and go; a leak per session would be ~1000.
+    // the like) may come and go; a leak per session would be ~300.
     assertTrue("file descriptors leaked: " + fdsBefore + " -> " + fdsAfter,
         fdsAfter <= fdsBefore + 4);
     assertTrue("SysV mappings leaked: " + attachmentsBefore + " -> "
