@@ -20,22 +20,8 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 # shellcheck source=dev-support/java-env.sh
 . "$here/dev-support/java-env.sh"
 
-# A python3 that has matplotlib (a pyenv or venv python3 first on PATH may
-# not see Debian's python3-matplotlib); without one, results come without
-# plots.
-python=""
-for candidate in python3 /usr/bin/python3; do
-  if command -v "$candidate" >/dev/null 2>&1 &&
-      "$candidate" -c 'import matplotlib' >/dev/null 2>&1; then
-    python="$candidate"
-    break
-  fi
-done
-if [ -z "$python" ]; then
-  echo "run.sh: no python3 with matplotlib: results without plots" \
-    "(apt-get install python3-matplotlib)" >&2
-  python=python3
-fi
+# shellcheck source=dev-support/python-env.sh
+. "$here/dev-support/python-env.sh"
 
 # The harness is the package benchmarks/hdfsrdma_bench; its processes
 # (the --conf-self-test's scratch cluster) find it on PYTHONPATH too.

@@ -18,15 +18,8 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 # shellcheck source=dev-support/java-env.sh
 . "$here/dev-support/java-env.sh"
 
-# A python3 with matplotlib if there is one (the plot); else no plot.
-python=python3
-for candidate in python3 /usr/bin/python3; do
-  if command -v "$candidate" >/dev/null 2>&1 &&
-      "$candidate" -c 'import matplotlib' >/dev/null 2>&1; then
-    python="$candidate"
-    break
-  fi
-done
+# shellcheck source=dev-support/python-env.sh
+. "$here/dev-support/python-env.sh"
 
 PYTHONPATH="$here/benchmarks${PYTHONPATH:+:$PYTHONPATH}" \
   exec "$python" -m hdfsrdma_bench.soak "$@"
