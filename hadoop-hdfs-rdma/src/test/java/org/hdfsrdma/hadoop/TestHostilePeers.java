@@ -539,14 +539,18 @@ public class TestHostilePeers {
   }
 
   /**
-   * Floods, three rounds of them: 50,000 messages of 8 KiB of junk, then
+   * Floods, four rounds of them: 50,000 messages of 8 KiB of junk, then
    * 16 MiB messages that UCX assembles before anyone sees them. Whatever
    * the first round makes the DataNode set up (UCX's pools) stays within
    * 96 MiB, later rounds add nothing that lasts, and the log gets at most
    * one line per peer per 10 s. Memory is what the DataNode still holds
-   * ({@link ProcessCluster#retainedMemory}). A leak lifts every later round
-   * above the first; something UCX holds only for a moment lifts one
-   * round, so the lower of the later rounds is judged.
+   * ({@link ProcessCluster#retainedMemory}). A leak of L per round lifts
+   * the last round 2L above the second and above the first. One reading
+   * can come out low: resident memory outside the heap fell 9 MiB below
+   * its pre-flood level after one first round, then rose back by the
+   * second, and judging later rounds against that reading failed 1 run in
+   * 4 here. So the last round is judged against the higher of the first
+   * two.
    */
   @Test(timeout = 600_000)
   public void testFloodsStayBounded() throws Exception {
@@ -557,7 +561,7 @@ public class TestHostilePeers {
     long started = System.nanoTime();
     int junk = 50_000;
     int large = 10;
-    int rounds = 3;
+    int rounds = 4;
     long[][] after = new long[rounds][];
     try (RoguePeer rogue = new RoguePeer(null, dnWorkerAddress, 4096, 4)) {
       byte[] m = new byte[8192];
@@ -583,17 +587,14 @@ public class TestHostilePeers {
     }
     long seconds = Math.max(1, (System.nanoTime() - started) / 1_000_000_000L);
     long[] last = after[rounds - 1];
-    long later = Long.MAX_VALUE;
-    for (int round = 1; round < rounds; round++) {
-      later = Math.min(later, after[round][1]);
-    }
+    long settled = Math.max(after[0][1], after[1][1]);
     assertTrue("the Java heap retained " + ((last[0] - before[0]) >> 20)
         + " MiB more after the floods", last[0] - before[0] < 32L << 20);
     assertTrue("native memory grew by " + ((after[0][1] - before[1]) >> 20)
         + " MiB in the first flood", after[0][1] - before[1] < 96L << 20);
-    assertTrue("native memory grew by " + ((later - after[0][1]) >> 20)
-        + " MiB in every flood after the first",
-        later - after[0][1] < 16L << 20);
+    assertTrue("native memory grew by " + ((last[1] - settled) >> 20)
+        + " MiB in the last two floods",
+        last[1] - settled < 16L << 20);
     int lines = refusalLines() - linesBefore;
     assertTrue(lines + " refusal lines in " + seconds + " s",
         lines <= seconds / 10 + 2);
