@@ -94,7 +94,7 @@ mkdir -p "$out"
 status=0
 mvn "${flags[@]}" -f "$module/releases/pom.xml" test > "$log" 2>&1 \
   || status=$?
-check=(--check --rerunnable "$module/pom.xml")
+check=(--check --rerunnable "$module/pom.xml" --traces 25)
 [ "$mode" = stock ] && check=() # a baseline records what stock does
 counts="$("$top/dev-support/test-counts.py" "$out/surefire-reports-$mode" \
   --names "${check[@]}")" || status=1

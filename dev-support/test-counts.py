@@ -13,6 +13,11 @@ rerun alone ("Tests run: 1"), which hid every other method of the class.
 With --names, one more line per method that failed or passed only on its
 rerun: "failed Class#method" or "rerun Class#method".
 
+With --traces N, each method --check refuses is followed, on standard
+error, by the first N lines of its failure's message and stack trace (of
+its first run's, where the rerun passed), without a thread dump the
+message may hold: CI prints little else of a run.
+
 With --check, exits 1 when a method failed or passed only on a rerun,
 unless it is one of the Class#method names in the property
 hadoop.tests.rerunnable of the pom given with --rerunnable (Hadoop's own
@@ -31,6 +36,7 @@ import xml.etree.ElementTree as ET
 def counts(reports, classes, exclude):
     run = failed = flaky = skipped = 0
     names = []
+    traces = {}
     for path in sorted(glob.glob(os.path.join(reports, "TEST-*.xml"))):
         name = os.path.basename(path)[len("TEST-"):-len(".xml")]
         if not re.search(classes, name) or (exclude and
@@ -49,7 +55,36 @@ def counts(reports, classes, exclude):
             elif tags & {"flakyFailure", "flakyError"}:
                 flaky += 1
                 names.append("rerun " + method)
-    return run, failed, flaky, skipped, names
+            else:
+                continue
+            traces[names[-1]] = trace(case)
+    return run, failed, flaky, skipped, names, traces
+
+
+# The frames of the test runners, reflection and threads below a test
+# method: the same in every trace.
+RUNNERS = ("org.junit.", "jdk.internal.reflect.", "java.lang.reflect.",
+           "org.apache.maven.surefire.", "java.util.concurrent.FutureTask",
+           "java.lang.Thread.run")
+
+
+def trace(case):
+    """The message and stack trace of a test case's first failed run."""
+    for child in case:
+        if child.tag in ("failure", "error", "flakyFailure", "flakyError"):
+            text = (child.text or "").strip()
+            if not text:  # surefire's flaky elements keep it in a child
+                text = (child.findtext("stackTrace") or "").strip()
+            # The exception's own lines: a thread dump in its message
+            # (GenericTestUtils.waitFor's) indents its frames with spaces.
+            lines = text.splitlines()
+            frames = [line for line in lines[1:]
+                      if line.startswith(("\tat ", "Caused by: ", "\t..."))
+                      and not any(runner in line for runner in RUNNERS)]
+            message = (child.get("message") or "").splitlines()[:1]
+            head = "%s: %s" % (child.get("type"), "".join(message))
+            return "\n".join([head] + frames)
+    return ""
 
 
 POM = "{http://maven.apache.org/POM/4.0.0}"
@@ -76,9 +111,10 @@ def main():
     parser.add_argument("--names", action="store_true")
     parser.add_argument("--check", action="store_true")
     parser.add_argument("--rerunnable", metavar="POM")
+    parser.add_argument("--traces", type=int, default=0, metavar="N")
     args = parser.parse_args()
-    run, failed, flaky, skipped, names = counts(args.reports, args.classes,
-                                                args.exclude)
+    run, failed, flaky, skipped, names, traces = counts(
+        args.reports, args.classes, args.exclude)
     print("%d run, %d failed, %d passed only on a rerun, %d skipped"
           % (run, failed, flaky, skipped))
     allowed = rerunnable(args.rerunnable) if args.rerunnable else set()
@@ -87,7 +123,13 @@ def main():
             print(line + (" (rerunnable: it flakes on the stock jars too)"
                           if line[6:] in allowed and
                           line.startswith("rerun ") else ""))
-    if args.check and violations(names, allowed):
+    refused = violations(names, allowed)
+    if args.traces:
+        for line in refused:
+            print("%s:" % line, file=sys.stderr)
+            for text in traces[line].splitlines()[:args.traces]:
+                print("    " + text, file=sys.stderr)
+    if args.check and refused:
         return 1
     return 0
 
