@@ -52,14 +52,40 @@ release="$(grep '^3\.4\.' <<< "$lines" | tail -1)"
 echo "put.sh --hadoop $release --java 11:"
 dev-support/put.sh --hadoop "$release" --java "$(dev-support/jdk11.sh)" \
   "$put_file"
+line_tests() { # release
+  local project=TestUcxWritePath,TestUcxWritePathScenarios status=0
+  case "$1" in 3.*) project=$project,TestErasureCodedWrites ;; esac
+  case "$1" in 3.4.*) project=$project,TestMapReduceOverUcx ;; esac
+  dev-support/hadoop-tests.sh "$1" ucx || status=1
+  dev-support/hadoop-tests.sh "$1" project "$project" || status=1
+  return $status
+}
+# Two lines at a time, in two lanes: Hadoop's tests mostly wait on
+# heartbeats, restart and socket timeouts (two lanes together use 1.15 of
+# the 2 cores on average), so the lanes nearly halve this part. A lane's
+# output is printed whole when it ends.
+lanes=()
+i=0
 for release in $lines; do
   case "$release" in 2.9.*) continue ;; esac
-  dev-support/hadoop-tests.sh "$release" ucx
-  project=TestUcxWritePath,TestUcxWritePathScenarios
-  case "$release" in 3.*) project=$project,TestErasureCodedWrites ;; esac
-  case "$release" in 3.4.*) project=$project,TestMapReduceOverUcx ;; esac
-  dev-support/hadoop-tests.sh "$release" project "$project"
+  lanes[i % 2]="${lanes[i % 2]:-} $release"
+  i=$((i + 1))
 done
+pids=()
+for lane in "${!lanes[@]}"; do
+  (
+    status=0
+    for release in ${lanes[lane]}; do line_tests "$release" || status=1; done
+    exit $status
+  ) > "target/test-sh-lane-$lane.log" 2>&1 &
+  pids[lane]=$!
+done
+failed=0
+for lane in "${!lanes[@]}"; do
+  wait "${pids[lane]}" || failed=1
+  cat "target/test-sh-lane-$lane.log"
+done
+[ "$failed" = 0 ] || { echo "a Hadoop line's tests failed" >&2; exit 1; }
 
 # Hadoop's own tests: with the UCX path on, and on the stock jars.
 count() { # reports-dir
@@ -87,7 +113,7 @@ for dir in surefire-reports surefire-reports-chain failsafe-reports; do
   dev-support/test-counts.py "$reports/$dir" --names --check \
     --rerunnable hadoop-hdfs-rdma/pom.xml > /dev/null || {
     echo "a test failed once, and is not one of Hadoop's known flakes:" >&2
-    dev-support/test-counts.py "$reports/$dir" --names \
+    dev-support/test-counts.py "$reports/$dir" --names --traces 25 \
       --rerunnable hadoop-hdfs-rdma/pom.xml >&2
     exit 1
   }
