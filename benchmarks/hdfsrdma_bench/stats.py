@@ -1,7 +1,9 @@
 """The statistics of the summary: medians that skip what was not
 measured, ratios that are None where either side is, a least-squares
-line, and the Williams orders of --balance-order."""
+line, the Williams orders of --balance-order, and the percentiles of
+--apps' latencies."""
 
+import math
 import statistics
 
 
@@ -56,3 +58,15 @@ def williams_orders(n):
     if n % 2:
         rows += [row[::-1] for row in rows]
     return rows
+
+
+def percentile(sorted_values, q):
+    """The nearest-rank q-quantile (0 < q <= 1) of values sorted
+    ascending: the smallest value at or below which a fraction q of them
+    lie; None for no values. With fewer than 1/(1-q) values it is the
+    largest (p99 of 16 files is the slowest file)."""
+    n = len(sorted_values)
+    if not n:
+        return None
+    # q * n in floating point can come out a hair above an integer.
+    return sorted_values[min(n, max(1, math.ceil(q * n - 1e-9))) - 1]

@@ -74,6 +74,15 @@ class Client:
     def put_argv(self, rep, path, target, props=()):
         """The command line of one put of `path` to HDFS `target` at
         replication `rep`; `props`: more JVM options."""
+        return self.jvm_argv("org.apache.hadoop.fs.FsShell", [
+            "-D", "dfs.replication=%d" % rep, "-put", path, target], props)
+
+    def jvm_argv(self, main, args, props=(), classpath=()):
+        """The command line of a client JVM of this system running the
+        Hadoop Tool `main` with `args` after the UCX switch and the
+        system's generic options (ToolRunner takes -D options first);
+        `props`: more JVM options; `classpath`: more entries, after
+        Hadoop's."""
         agent = ["-javaagent:" + self.agent] if self.agent else []
         switch = [] if self.rdma is None else [
             "-D", "dfs.client.rdma.enabled=%s" % str(self.rdma).lower()]
@@ -81,9 +90,8 @@ class Client:
         return self.prefix + [self.java, "-Xmx1000m",
                               "-Djava.net.preferIPv4Stack=true"] \
             + agent + self.opts + list(props) + [
-                "-cp", self.classpath, "org.apache.hadoop.fs.FsShell"] \
-            + switch + self.generic + ["-D", "dfs.replication=%d" % rep,
-                                       "-put", path, target]
+                "-cp", ":".join([self.classpath] + list(classpath)),
+                main] + switch + self.generic + list(args)
 
 
 def start_clusters(bench):
