@@ -11,6 +11,8 @@
 #   benchmarks/run.sh --conf HADOOP_CONF_DIR [--stock-classpath CP]
 #                     [--hadoop-classpath CP] [--hdfs-dir PATH] [...]
 #   benchmarks/run.sh --conf-self-test       # --conf against a scratch cluster
+#   benchmarks/run.sh --apps [--tiny] [--apps-only W1,W2] [--apps-scale F]
+#                     # application-shaped workloads instead of the puts
 #
 # Needs the build (dev-support/setup.sh, or mvn -DskipTests install) and
 # python3 with matplotlib for the plots (Debian: python3-matplotlib).

@@ -1,7 +1,8 @@
 """The command line of benchmarks/run.sh: its options (checked, the
 profile's values filled in), and a run from start to end: the clusters
-or the existing cluster, the workloads, the results, and what the run
-prints (summary.md, one line per target)."""
+or the existing cluster, the workloads (the put sweep's, or --apps'),
+the results, and what the run prints (summary.md or apps-summary.md, one
+line per target)."""
 
 import argparse
 import datetime
@@ -12,6 +13,9 @@ import subprocess
 import sys
 import time
 
+from . import apps
+from .app_report import finish_apps, load_line
+from .app_runs import run_apps
 from .flamegraphs import flamegraphs
 from .harness import BENCHMARKS, HarnessError, log, warn
 from .plots import plots
@@ -41,8 +45,12 @@ def parse_args(argv):
     g = add_existing_cluster_options(ap)
     add_host_options(ap)
     add_distribution_options(g)
+    add_app_options(ap)
     a = ap.parse_args(argv)
     a.argv = argv
+    # The app options given on the command line, before the profile fills
+    # in the rest.
+    a.given = {k for k, v in vars(a).items() if v is not None}
     apply_profile(ap, a)
     check_args(ap, a)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -107,6 +115,53 @@ def add_run_options(ap):
     ap.add_argument("--async-profiler", metavar="LIB",
                     help="libasyncProfiler.so to use (default: async-profiler "
                     "3.0 from Maven Central)")
+
+
+def add_app_options(ap):
+    """--apps and the sizes of its workloads (apps.py)."""
+    g = ap.add_argument_group(
+        "application-shaped workloads (--apps): long-lived client JVMs "
+        "(org.hdfsrdma.hadoop.bench.AppWorkload) instead of the put sweep;"
+        " stock, jar and ucx alternating per run as the sweep's; results "
+        "in apps.csv and apps-summary.md")
+    g.add_argument("--apps", action="store_true",
+                   help="run the workloads below instead of the put sweep: "
+                   "writer-SIZE-rR (one JVM writes COUNT files of SIZE), "
+                   "wal-SIZE-r3 and wal-hsync-SIZE-r3 (one log, hflush or "
+                   "hsync after every record), walT-SIZE-r3 (T logs in one "
+                   "JVM), writers-NxSIZE-r3 (N JVMs at once); --runs runs "
+                   "each (--tiny: a few minutes in all)")
+    g.add_argument("--apps-only", metavar="NAMES", type=parse_list(str),
+                   help="only these workloads (names or shell patterns, "
+                   "comma-separated, e.g. 'wal-*,writer-1M-r3')")
+    g.add_argument("--apps-scale", metavar="F", type=float, default=1.0,
+                   help="multiply every file count and log duration by F "
+                   "(at least 1 file, 1 s), e.g. 0.1 for a quick run")
+    g.add_argument("--app-files", metavar="SIZE:COUNT,...",
+                   type=apps.parse_files,
+                   help="the long-lived writer's files (default "
+                   "1M:1000,16M:100,128M:16; --tiny 1M:16,16M:2)")
+    g.add_argument("--app-reps", metavar="R,...", type=parse_list(int),
+                   help="the long-lived writer's replications (default "
+                   "3,1)")
+    g.add_argument("--wal-records", metavar="SIZES", type=parse_list(
+        parse_size), help="the logs' record sizes (default 1K,4K,64K; "
+        "--tiny 1K,64K)")
+    g.add_argument("--wal-seconds", metavar="S", type=float,
+                   help="how long each log workload runs, after a warm-up "
+                   "of up to 2 s (default 30; --tiny 2)")
+    g.add_argument("--wal-threads", metavar="T", type=int,
+                   help="logs of the many-logs workload, one thread each, "
+                   "with the smallest record and hflush (default 8; 0 or 1:"
+                   " none)")
+    g.add_argument("--app-writers", metavar="N,...", type=parse_list(int),
+                   help="JVMs of the concurrent-writers workloads (default "
+                   "1,2,4,8; --tiny 1,2)")
+    g.add_argument("--app-writer-size", metavar="SIZE", type=parse_size,
+                   help="their file size (default 512M; --tiny 16M)")
+    g.add_argument("--app-writer-files", metavar="N", type=int,
+                   help="files each of their JVMs writes (default 2; "
+                   "--tiny 1)")
 
 
 def add_existing_cluster_options(ap):
@@ -242,6 +297,41 @@ def check_args(ap, a):
         a.conf = os.path.abspath(a.conf)
         if not os.path.isfile(os.path.join(a.conf, "core-site.xml")):
             ap.error("--conf %s: no core-site.xml there" % a.conf)
+    check_app_args(ap, a)
+
+
+def check_app_args(ap, a):
+    """--apps: what it cannot be combined with, its sizes, and the
+    workloads it runs (a.apps_list)."""
+    a.apps_list = []
+    app_opts = [o for o in ("apps_only", "app_files", "app_reps",
+                            "wal_records", "wal_seconds", "wal_threads",
+                            "app_writers", "app_writer_size",
+                            "app_writer_files")
+                if o in a.given] + (["apps_scale"] if a.apps_scale != 1.0
+                                    else [])
+    if not a.apps:
+        if app_opts:
+            ap.error("--%s needs --apps" % app_opts[0].replace("_", "-"))
+        return
+    for bad, why in ((a.scale or a.no_scale, "--scale/--no-scale"),
+                     (a.flamegraphs, "--flamegraphs"),
+                     (a.hosts, "--hosts"),
+                     (a.compare_distributions, "--compare-distributions")):
+        if bad:
+            ap.error("--apps runs its own workloads on one host's clusters "
+                     "or --conf: no %s" % why)
+    if a.apps_scale <= 0:
+        ap.error("--apps-scale must be positive")
+    if (a.wal_seconds <= 0 or min(a.app_reps + a.app_writers
+                                  + [a.app_writer_files]) < 1
+            or min(a.wal_records + [a.app_writer_size]) < 1
+            or a.wal_threads < 0):
+        ap.error("--apps: counts, sizes and seconds must be positive")
+    try:
+        a.apps_list = apps.select(apps.workloads(a), a.apps_only)
+    except ValueError as e:
+        ap.error(str(e))
 
 
 def main(argv):
@@ -254,6 +344,7 @@ def main(argv):
     bench.t0 = time.monotonic()
     bench.started = datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S")
     bench.load_start = " ".join(open("/proc/loadavg").read().split()[:3])
+    bench.loadavg = os.getloadavg()
     if bench.java is None:
         print("no java on PATH (run through benchmarks/run.sh)",
               file=sys.stderr)
@@ -266,6 +357,8 @@ def main(argv):
         bench.note("%s is on %s: DataNode storage should be on disk "
                    "(--work)" % (a.work, fstype))
     on_signals()
+    if a.apps and bench.loadavg[0] > 0.5:
+        bench.note(load_line(bench.loadavg))
 
     log("profile %s, results in %s, work in %s%s" % (
         a.profile, a.out, a.work, "; --conf %s" % a.conf if a.conf else ""))
@@ -327,10 +420,13 @@ def measure(bench):
 
 
 def run_workloads(bench):
-    """The warm-up, the flame graphs, the sweep and the writers, as the
-    options ask."""
+    """The warm-up, then --apps' workloads, or the flame graphs, the
+    sweep and the writers, as the options ask."""
     a = bench.args
     warmup(bench)
+    if a.apps:
+        run_apps(bench)
+        return
     if a.flamegraphs:
         flamegraphs(bench)
     if not a.scale and not a.flamegraphs_only:
@@ -342,9 +438,9 @@ def run_workloads(bench):
 def clean_work(work):
     """Deletes the clusters, inputs and scratch files a run left under the
     work directory."""
-    for d in ("clusters", "inputs", "selftest"):
+    for d in ("clusters", "inputs", "selftest", "apps-barrier"):
         shutil.rmtree(os.path.join(work, d), ignore_errors=True)
-    for f in ("hadoop.classpath", "fanout.out"):
+    for f in ("hadoop.classpath", "fanout.out", "apps-workload.jar"):
         if os.path.exists(os.path.join(work, f)):
             os.unlink(os.path.join(work, f))
 
@@ -355,7 +451,7 @@ def report(bench, rc):
     returns the run's exit status."""
     a = bench.args
     try:
-        target_rows = finish(bench)
+        target_rows = finish_apps(bench) if a.apps else finish(bench)
     except Exception as e:  # the results are the point: say why not
         bench.fail("writing results failed: %r" % e)
         raise
@@ -363,7 +459,8 @@ def report(bench, rc):
         rc = rc or 1
         print("\nHARNESS FAILURES:\n  " + "\n  ".join(bench.failures),
               file=sys.stderr)
-    with open(os.path.join(a.out, "summary.md")) as f:
+    with open(os.path.join(a.out, "apps-summary.md" if a.apps
+                           else "summary.md")) as f:
         print("\n" + f.read())
     for t in target_rows:
         log("target %s %s %.2f: %s (worst %s)" % (

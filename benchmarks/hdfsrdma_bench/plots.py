@@ -1,24 +1,34 @@
 """The plots of a run, where matplotlib is installed (imported only
 here, and only when a run plots): put latency against file size per
-replication, and the concurrent writers."""
+replication, the concurrent writers, and --apps' log latency CDF."""
 
 import os
 
 from .clusters import DATANODES
 from .units import MiB, human_long, parse_size
 
+COLORS = {"stock": "tab:blue", "jar": "tab:green", "ucx": "tab:orange"}
 
-def plots(bench, summary, scale_sum):
-    """put-latency-repN.png for each replication, and scale.png when the
-    run had concurrent writers."""
+
+def pyplot(bench):
+    """matplotlib's pyplot (no display), or None with a warning."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
         bench.note("python3-matplotlib is not installed: no plots")
+        return None
+    return plt
+
+
+def plots(bench, summary, scale_sum):
+    """put-latency-repN.png for each replication, and scale.png when the
+    run had concurrent writers."""
+    plt = pyplot(bench)
+    if plt is None:
         return
-    colors = {"stock": "tab:blue", "jar": "tab:green", "ucx": "tab:orange"}
+    colors = dict(COLORS)
     colors.update(zip(bench.compared, ("tab:red", "tab:purple", "tab:brown",
                                        "tab:pink")))
     for rep in sorted({r["rep"] for r in summary}):
@@ -116,4 +126,52 @@ def scale_plot(bench, plt, colors, scale_sum):
     fig.suptitle("Concurrent FsShell -put writers", fontsize=10)
     fig.tight_layout()
     fig.savefig(os.path.join(bench.out, "scale.png"), dpi=120)
+    plt.close(fig)
+
+
+def wal_cdf_plot(bench):
+    """wal-cdf.png: per log workload of an --apps run, each system's
+    empirical CDF of latency per record (write + flush), every run's
+    records pooled, on a log scale of ms; nothing without log
+    workloads."""
+    from .apps import cdf_points, read_latencies
+    apps = [x for x in bench.apps if x.kind == "wal" and any(
+        r["workload"] == x.name for r in bench.app_rows)]
+    if not apps:
+        return
+    plt = pyplot(bench)
+    if plt is None:
+        return
+    cols = min(4, len(apps))
+    nrows = (len(apps) + cols - 1) // cols
+    fig, axes = plt.subplots(nrows, cols, figsize=(4 * cols, 3.4 * nrows),
+                             squeeze=False)
+    for ax, app in zip(axes.flat, apps):
+        for s in bench.systems:
+            lat = []
+            for r in bench.app_rows:
+                if r["workload"] == app.name and r["system"] == s:
+                    for name in r["lat_files"].split():
+                        lat.extend(read_latencies(os.path.join(
+                            bench.out, "apps", name)))
+            pts = cdf_points(sorted(lat))
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts],
+                        color=COLORS.get(s), label=bench.long_labels[s])
+        for q in (0.5, 0.99):
+            ax.axhline(q, color="gray", lw=0.5, ls=":")
+        ax.set_xscale("log")
+        ax.set_ylim(0, 1.001)
+        ax.set_xlabel("latency per record, ms")
+        ax.set_ylabel("fraction of records")
+        ax.set_title(app.name, fontsize=9)
+        ax.grid(True, alpha=0.3)
+    for ax in list(axes.flat)[len(apps):]:
+        ax.set_visible(False)
+    axes.flat[0].legend(fontsize=7)
+    fig.suptitle("Write-ahead log: write + %s per record, replication 3 "
+                 "(all runs)" % "/".join(sorted({x.sync for x in apps})),
+                 fontsize=10)
+    fig.tight_layout()
+    fig.savefig(os.path.join(bench.out, "wal-cdf.png"), dpi=110)
     plt.close(fig)

@@ -1,25 +1,40 @@
 """The profiles of run.sh (--tiny, --small, --paper): the sizes,
-replication factors, runs and writers each measures. An option given on
-the command line wins over its profile's value."""
+replication factors, runs and writers each measures, and the
+application-shaped workloads of --apps. An option given on the command
+line wins over its profile's value."""
 
-from .units import GiB, MiB
+from .units import GiB, KiB, MiB
+
+# --apps (apps.py): the long-lived writer's SIZE:COUNT files at each
+# replication of app_reps; logs of wal_records records for wal_seconds
+# each (hflush, hsync), and one of wal_threads logs at once; app_writers
+# concurrent JVMs of app_writer_files files of app_writer_size each.
+APPS = dict(app_files=[(1 * MiB, 1000), (16 * MiB, 100), (128 * MiB, 16)],
+            app_reps=[3, 1], wal_records=[1 * KiB, 4 * KiB, 64 * KiB],
+            wal_seconds=30.0, wal_threads=8, app_writers=[1, 2, 4, 8],
+            app_writer_size=512 * MiB, app_writer_files=2)
+# --apps --tiny: every kind of workload, end to end, in a few minutes.
+APPS_TINY = dict(app_files=[(1 * MiB, 16), (16 * MiB, 2)], app_reps=[3, 1],
+                 wal_records=[1 * KiB, 64 * KiB], wal_seconds=2.0,
+                 wal_threads=8, app_writers=[1, 2],
+                 app_writer_size=16 * MiB, app_writer_files=1)
 
 PROFILES = {
     # CI: proves the harness works end to end, in a couple of minutes.
     "tiny": dict(sizes=[1 * MiB, 16 * MiB], reps=[1, 3], runs=1,
                  writers=[1, 2], writer_size=16 * MiB, scale_reps=[3],
-                 scale_runs=1, verify="all", warmup=16 * MiB),
+                 scale_runs=1, verify="all", warmup=16 * MiB, **APPS_TINY),
     # The default: 1 MiB to 512 MiB (7 minutes on 2 cores with two
     # systems, about half as long again with three).
     "small": dict(sizes=[1 * MiB, 16 * MiB, 128 * MiB, 512 * MiB],
                   reps=[1, 3], runs=3, writers=[1, 2, 4],
                   writer_size=128 * MiB, scale_reps=[3], scale_runs=1,
-                  verify="first", warmup=128 * MiB),
+                  verify="first", warmup=128 * MiB, **APPS),
     # The paper's sizes (Figs. 6 and 7), 512 MiB for the targets, and the
     # scale study: one run covers every target.
     "paper": dict(sizes=[1 * MiB, 16 * MiB, 128 * MiB, 512 * MiB, 1 * GiB,
                          2 * GiB, 3 * GiB, 4 * GiB, 5 * GiB],
                   reps=[1, 3], runs=3, writers=[1, 2, 4, 8],
                   writer_size=512 * MiB, scale_reps=[3, 1], scale_runs=3,
-                  verify="first", warmup=128 * MiB),
+                  verify="first", warmup=128 * MiB, **APPS),
 }

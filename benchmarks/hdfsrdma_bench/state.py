@@ -1,5 +1,6 @@
 """The state of one run: its options, processes, clusters and clients,
-what it measured (rows of puts, limits and batches of writers), what it
+what it measured (rows of puts, limits, batches of writers and --apps'
+workload runs), what it
 expects the UCX path to have carried, and its failures and warnings."""
 
 import shutil
@@ -27,6 +28,10 @@ class Bench:
         self.put_rows = []
         self.limit_rows = []
         self.scale_rows = []
+        # --apps: the workloads (apps.App) and one row per run of each on
+        # each system.
+        self.apps = list(getattr(args, "apps_list", None) or ())
+        self.app_rows = []
         self.inputs = {}                # (size, index) -> (path, sha256)
         self.rdma_bean_seen = False
         self.clusters = {}              # the embedded clusters, by name

@@ -1,10 +1,11 @@
 """The targets the runs are judged by, each a limit on a ratio of
 medians (UCX against stock or jar), and the judging: which target applies
-to which rows of the summary, the values it covers, the worst of them, and
-met / missed / not measured. A missed target is reported, never enforced."""
+to which rows of the summary (the put sweep's, or --apps' workloads), the
+values it covers, the worst of them, and met / missed / not measured. A
+missed target is reported, never enforced."""
 
 from .profiles import PROFILES
-from .units import GiB, MiB, fmt, human
+from .units import GiB, KiB, MiB, fmt, human
 
 # The targets (benchmarks/README.md, "Targets"): ratios of medians (of >=
 # TARGET_RUNS runs) measured in one alternating run. The summary reports
@@ -21,6 +22,20 @@ SCALE_TARGET = 1.1                      # aggregate MiB/s UCX/stock, rep 3
 SCALE_TARGET_SIZE = 512 * MiB           # ... of 1, 2, 4, 8 writers of this
 CSW_TARGET = 1.00                       # context switches/packet UCX/stock
 DISTRIBUTION_TARGET = 1.05              # UCX / fastest compared mode
+
+# --apps (benchmarks/README.md, "Application-shaped workloads"): ratios of
+# UCX's median to stock's. The log (one log, hflush after every record,
+# replication 3, records of APP_LOG_RECORDS): latency per record p50 and
+# p99 at most APP_LOG_LATENCY_TARGET, records/s at least
+# APP_LOG_RATE_TARGET. The long-lived writer (one JVM, files of a size,
+# every replication measured): throughput at least APP_WRITER_TARGET of
+# its file size, per-file create-to-close p99 at most
+# APP_WRITER_P99_TARGET.
+APP_LOG_RECORDS = (1 * KiB, 4 * KiB)
+APP_LOG_LATENCY_TARGET = 0.70
+APP_LOG_RATE_TARGET = 1.4
+APP_WRITER_TARGET = {1 * MiB: 1.0, 16 * MiB: 1.3, 128 * MiB: 1.3}
+APP_WRITER_P99_TARGET = 1.0
 
 
 def in_large(size):
@@ -145,4 +160,42 @@ def targets(bench, summary, scale_sum):
             [("%s vs %s" % (where(r), bench.labels.get(
                 r.get("fastest_compared"), "n/a")),
               r.get("ucx_over_fastest_wall_ratio")) for r in rows], runs)
+    return out
+
+
+def app_targets(comparisons, stock_skipped=False):
+    """The --apps targets judged on `comparisons`: per workload its kind,
+    size, sync, threads, runs (the fewest of its systems) and the ratios
+    UCX/stock of its medians (ucx_stock_p50_ms, ucx_stock_p99_ms,
+    ucx_stock_records_per_s, ucx_stock_throughput_mb_s). Workloads a run
+    did not measure are left out of a target's values; a target with
+    none is "not measured". Never fails a run."""
+    out = []
+
+    def add(text, limit, sense, rows, key):
+        out.append(judge(text, limit, sense,
+                         [(r["workload"], r.get(key)) for r in rows],
+                         min([r["runs"] for r in rows] or [0]),
+                         stock_skipped=stock_skipped))
+
+    logs = [r for r in comparisons if r["kind"] == "wal"
+            and r["sync"] == "hflush" and r["threads"] == 1
+            and r["size"] in APP_LOG_RECORDS]
+    what = "one log, hflush after every %s record, rep 3" % " and ".join(
+        human(x) for x in APP_LOG_RECORDS)
+    for q in ("p50", "p99"):
+        add("log (%s): latency per record %s, UCX/stock" % (what, q),
+            APP_LOG_LATENCY_TARGET, "<=", logs, "ucx_stock_%s_ms" % q)
+    add("log (%s): records/s, UCX/stock" % what, APP_LOG_RATE_TARGET,
+        ">=", logs, "ucx_stock_records_per_s")
+    writers = [r for r in comparisons if r["kind"] == "writer"]
+    for limit in sorted(set(APP_WRITER_TARGET.values()), reverse=True):
+        sizes = sorted(x for x, v in APP_WRITER_TARGET.items()
+                       if v == limit)
+        add("long-lived writer, %s files: throughput, UCX/stock" %
+            " and ".join(human(x) for x in sizes), limit, ">=",
+            [r for r in writers if r["size"] in sizes],
+            "ucx_stock_throughput_mb_s")
+    add("long-lived writer: per-file create-to-close p99, UCX/stock",
+        APP_WRITER_P99_TARGET, "<=", writers, "ucx_stock_p99_ms")
     return out

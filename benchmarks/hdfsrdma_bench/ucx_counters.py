@@ -24,6 +24,10 @@ STATS_SENT = "ucx-data-bytes-sent"
 STATS_TRANSPORTS = "transports"
 STATS_FETCHED = "ucx-data-bytes-fetched"
 STATS_BLOCKS_OVER_TCP = "blocks-over-tcp"
+# Keys of a client's totals line counting its pipelines that went over
+# TCP although UCX was on (--apps fails a ucx batch with any).
+STATS_TCP_PIPELINES = ("pipelines-tcp-emulated-gets",
+                       "pipelines-tcp-unreachable")
 
 # The bean's attributes in the counters of Hdfs.dn_counters are
 # PREFIX + attribute.

@@ -1,0 +1,234 @@
+"""The application-shaped workloads of --apps: which ones a run has (their
+names, from the options, scaled and selected), what one client JVM of
+org.hdfsrdma.hadoop.bench.AppWorkload reports (its APP-RESULT line and
+its latency file), and the figures of one run of a workload on one
+system. Running them is app_runs.py's; their summary app_report.py's.
+
+Three kinds, each run by long-lived client JVMs rather than a JVM per
+file as the put sweep's FsShell:
+
+- writer: one JVM writes N files of SIZE at replication R, one after the
+  other (writer-1M-r3: 1000 x 1 MiB); throughput and per-file
+  create-to-close latency.
+- wal: one JVM appends records of SIZE to one file at replication 3 and
+  calls hflush (wal-1K-r3) or hsync (wal-hsync-1K-r3) after each, for D
+  seconds; T such logs at once in one JVM, T threads (wal8-1K-r3);
+  latency per record (write + flush) and records/s.
+- writers: N JVMs at once, each writing F files of SIZE at replication 3
+  (writers-4x512M-r3); aggregate throughput over the span from the first
+  JVM's start to the last one's end of its measured phase.
+"""
+
+import argparse
+import array
+import collections
+import fnmatch
+import math
+import sys
+
+from .stats import percentile
+from .units import MiB, human, parse_size
+
+WORKLOAD_CLASS = "org.hdfsrdma.hadoop.bench.AppWorkload"
+WORKLOAD_PACKAGE = "org/hdfsrdma/hadoop/bench/"
+KINDS = ("writer", "wal", "writers")
+LOG_REP = 3        # the logs and the concurrent writers: replication 3
+# Before a writer's measured phase: files of at most WARMUP_SIZE, about
+# WARMUP_BYTES of them (2 to 32 files); a log's records for at most
+# WARMUP_SECONDS.
+WARMUP_SIZE = 16 * MiB
+WARMUP_BYTES = 32 * MiB
+WARMUP_SECONDS = 2.0
+
+# One workload: kind (KINDS); size: the file size (writer, writers) or
+# the record size (wal); rep; files: per JVM (writer, writers); seconds
+# (wal); threads: logs in the JVM (wal); jvms (writers); sync: hflush or
+# hsync (wal).
+App = collections.namedtuple(
+    "App", "name kind size rep files seconds threads jvms sync")
+
+
+def writer(size, rep, files):
+    return App("writer-%s-r%d" % (human(size), rep), "writer", size, rep,
+               files, None, 1, 1, None)
+
+
+def wal(record, seconds, sync="hflush", threads=1):
+    if threads > 1:
+        name = "wal%d-%s-r%d" % (threads, human(record), LOG_REP)
+    else:
+        name = "wal%s-%s-r%d" % ("-hsync" if sync == "hsync" else "",
+                                 human(record), LOG_REP)
+    return App(name, "wal", record, LOG_REP, None, seconds, threads, 1,
+               sync)
+
+
+def writers(jvms, size, files):
+    return App("writers-%dx%s-r%d" % (jvms, human(size), LOG_REP),
+               "writers", size, LOG_REP, files, None, 1, jvms, None)
+
+
+def scaled(n, factor):
+    """A count scaled by --apps-scale, at least 1."""
+    return max(1, int(round(n * factor)))
+
+
+def workloads(a):
+    """Every workload the options describe, in the order a run measures
+    them (each file count and duration scaled by a.apps_scale): the
+    writer at each replication and size, the hflush logs, the hsync logs,
+    the log of a.wal_threads threads, the concurrent writers."""
+    f = a.apps_scale
+    out = [writer(size, rep, scaled(n, f)) for rep in a.app_reps
+           for size, n in a.app_files]
+    seconds = max(1.0, a.wal_seconds * f)
+    for sync in ("hflush", "hsync"):
+        out += [wal(r, seconds, sync) for r in a.wal_records]
+    if a.wal_threads > 1:
+        out.append(wal(min(a.wal_records), seconds, "hflush",
+                       a.wal_threads))
+    out += [writers(n, a.app_writer_size, scaled(a.app_writer_files, f))
+            for n in a.app_writers]
+    return out
+
+
+def select(apps, patterns):
+    """The workloads whose name matches one of `patterns` (names or shell
+    patterns, e.g. wal-*), in their order; raises ValueError naming any
+    pattern that matches none (a typo would otherwise measure nothing)."""
+    if not patterns:
+        return list(apps)
+    unmatched = [p for p in patterns
+                 if not any(fnmatch.fnmatchcase(x.name, p) for x in apps)]
+    if unmatched:
+        raise ValueError("--apps-only: %s match no workload of %s" % (
+            ", ".join(unmatched), ", ".join(x.name for x in apps)))
+    return [x for x in apps
+            if any(fnmatch.fnmatchcase(x.name, p) for p in patterns)]
+
+
+def parse_files(text):
+    """--app-files: SIZE:COUNT,... e.g. 1M:1000,16M:100,128M:16."""
+    out = []
+    for item in text.split(","):
+        if not item.strip():
+            continue
+        size, sep, count = item.partition(":")
+        try:
+            out.append((parse_size(size), int(count)))
+        except (ValueError, argparse.ArgumentTypeError):
+            raise argparse.ArgumentTypeError(
+                "bad SIZE:COUNT: %r (e.g. 1M:1000)" % item)
+        if not sep or out[-1][1] < 1:
+            raise argparse.ArgumentTypeError(
+                "bad SIZE:COUNT: %r (e.g. 1M:1000)" % item)
+    return out
+
+
+def warmup_args(app):
+    """The AppWorkload options of a workload's warm-up."""
+    if app.kind == "wal":
+        return ["-warmup-seconds", "%g" % min(WARMUP_SECONDS,
+                                              app.seconds)]
+    size = min(app.size, WARMUP_SIZE)
+    files = max(2, min(32, WARMUP_BYTES // size))
+    return ["-warmup-files", str(files), "-warmup-size", str(size)]
+
+
+def workload_args(app, hdfs_dir, lat_file):
+    """AppWorkload's arguments for one JVM of `app` (after the generic
+    options): its mode, HDFS directory, sizes, warm-up and latency file."""
+    if app.kind == "wal":
+        args = ["wal", "-dir", hdfs_dir, "-rep", str(app.rep),
+                "-record", str(app.size), "-sync", app.sync,
+                "-threads", str(app.threads), "-seconds",
+                "%g" % app.seconds]
+    else:
+        args = ["writer", "-dir", hdfs_dir, "-rep", str(app.rep),
+                "-files", str(app.files), "-size", str(app.size)]
+    return args + warmup_args(app) + ["-lat-file", lat_file]
+
+
+# -- what a JVM reports ----------------------------------------------------
+
+RESULT_KEYS = ("start_ns", "end_ns", "measured_bytes", "measured_files",
+               "records", "samples", "bytes", "blocks", "verified_bytes")
+
+
+def parse_result(text):
+    """The last APP-RESULT line of a JVM's output as a dict (None where
+    there is none or it lacks a key), and its APP-ERROR lines."""
+    result = None
+    errors = []
+    for line in text.splitlines():
+        if line.startswith("APP-RESULT "):
+            result = {}
+            for tok in line.split()[1:]:
+                k, sep, v = tok.partition("=")
+                if sep:
+                    result[k] = int(v) if v.lstrip("-").isdigit() else v
+        elif line.startswith("APP-ERROR"):
+            errors.append(line.strip())
+    if result is not None and any(k not in result for k in RESULT_KEYS):
+        result = None
+    return result, errors
+
+
+def read_latencies(path):
+    """A latency file: big-endian 64-bit nanoseconds, as an array('q')."""
+    lat = array.array("q")
+    with open(path, "rb") as f:
+        lat.frombytes(f.read())
+    if sys.byteorder == "little":
+        lat.byteswap()
+    return lat
+
+
+def latency_ms(lat):
+    """p50, p99 and p99.9 in ms of latencies in ns (nearest rank; None
+    for no latencies)."""
+    s = sorted(lat)
+    return tuple(None if not s else percentile(s, q) / 1e6
+                 for q in (0.50, 0.99, 0.999))
+
+
+def run_figures(app, results, lat):
+    """The figures of one run of `app` from its JVMs' APP-RESULT dicts
+    and all their latencies (ns): measured span (first start to last
+    end, one clock for every JVM), throughput in MB/s (10^6 bytes),
+    percentiles of the latencies in ms (p99.9 for logs only: a writer's
+    files are too few), records/s for logs."""
+    span_ns = max(r["end_ns"] for r in results) - \
+        min(r["start_ns"] for r in results)
+    measured = sum(r["measured_bytes"] for r in results)
+    secs = span_ns / 1e9
+    p50, p99, p999 = latency_ms(lat)
+    records = sum(r["records"] for r in results)
+    out = dict(elapsed_s=round(secs, 4),
+               throughput_mb_s=round(measured / 1e6 / secs, 3)
+               if secs > 0 else None,
+               p50_ms=round3(p50), p99_ms=round3(p99),
+               p999_ms=round3(p999) if app.kind == "wal" else None,
+               records=records if app.kind == "wal" else None,
+               records_per_s=round(records / secs, 1)
+               if app.kind == "wal" and secs > 0 else None,
+               files=sum(r["measured_files"] for r in results),
+               measured_bytes=measured, samples=len(lat))
+    return out
+
+
+def round3(v):
+    return None if v is None else round(v, 4)
+
+
+def cdf_points(sorted_lat, points=400):
+    """(ms, fraction) pairs of an empirical CDF of sorted latencies (ns),
+    at most `points` of them, the tail (p99, p99.9, max) included."""
+    n = len(sorted_lat)
+    if not n:
+        return []
+    idx = sorted({min(n - 1, int(math.floor(i * (n - 1) / (points - 1))))
+                  for i in range(points)} |
+                 {min(n - 1, max(0, int(math.ceil(q * n)) - 1))
+                  for q in (0.99, 0.999)})
+    return [(sorted_lat[i] / 1e6, (i + 1) / n) for i in idx]

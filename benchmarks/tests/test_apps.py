@@ -1,0 +1,410 @@
+"""--apps without a cluster: the workloads the options describe, what an
+AppWorkload JVM reports and how it is parsed, a run's figures, the
+medians and ratios of apps.csv, the targets, apps-summary.md's parts,
+and the checks that a ucx run's bytes went by UCX and a jar run's did
+not."""
+
+import contextlib
+import io
+import os
+import struct
+import tempfile
+import types
+import unittest
+
+from hdfsrdma_bench import apps, app_report, app_runs, targets
+from hdfsrdma_bench.cli import parse_args
+from hdfsrdma_bench.stats import percentile
+from hdfsrdma_bench.systems import Client
+from hdfsrdma_bench.units import KiB, MiB
+
+
+def parse_quietly(argv):
+    with contextlib.redirect_stderr(io.StringIO()):
+        return parse_args(argv)
+
+
+class Workloads(unittest.TestCase):
+    def names(self, argv):
+        return [x.name for x in parse_args(["--apps"] + argv).apps_list]
+
+    def test_the_default_workloads(self):
+        a = parse_args(["--apps"])
+        self.assertEqual(a.runs, 3)
+        self.assertEqual(
+            [x.name for x in a.apps_list],
+            ["writer-1M-r3", "writer-16M-r3", "writer-128M-r3",
+             "writer-1M-r1", "writer-16M-r1", "writer-128M-r1",
+             "wal-1K-r3", "wal-4K-r3", "wal-64K-r3", "wal-hsync-1K-r3",
+             "wal-hsync-4K-r3", "wal-hsync-64K-r3", "wal8-1K-r3",
+             "writers-1x512M-r3", "writers-2x512M-r3", "writers-4x512M-r3",
+             "writers-8x512M-r3"])
+        by = {x.name: x for x in a.apps_list}
+        self.assertEqual((by["writer-1M-r3"].files,
+                          by["writer-128M-r1"].files), (1000, 16))
+        self.assertEqual(by["writer-128M-r1"].rep, 1)
+        w = by["wal-hsync-4K-r3"]
+        self.assertEqual((w.size, w.sync, w.seconds, w.threads, w.rep),
+                         (4 * KiB, "hsync", 30.0, 1, 3))
+        self.assertEqual((by["wal8-1K-r3"].threads, by["wal8-1K-r3"].sync),
+                         (8, "hflush"))
+        self.assertEqual((by["writers-4x512M-r3"].jvms,
+                          by["writers-4x512M-r3"].files), (4, 2))
+
+    def test_tiny_has_every_kind_and_few_files(self):
+        a = parse_args(["--apps", "--tiny"])
+        self.assertEqual({x.kind for x in a.apps_list}, set(apps.KINDS))
+        self.assertEqual(a.runs, 1)
+        self.assertTrue(all(x.kind != "wal" or x.seconds == 2
+                            for x in a.apps_list))
+
+    def test_scale_and_explicit_sizes(self):
+        a = parse_args(["--apps", "--apps-scale", "0.01", "--app-files",
+                        "1M:1000,2M:10", "--app-reps", "2",
+                        "--wal-records", "8K", "--wal-seconds", "50",
+                        "--wal-threads", "0", "--app-writers", "3",
+                        "--app-writer-size", "64M",
+                        "--app-writer-files", "4"])
+        self.assertEqual(
+            [(x.name, x.files, x.seconds) for x in a.apps_list],
+            [("writer-1M-r2", 10, None), ("writer-2M-r2", 1, None),
+             ("wal-8K-r3", None, 1.0), ("wal-hsync-8K-r3", None, 1.0),
+             ("writers-3x64M-r3", 1, None)])
+
+    def test_only(self):
+        self.assertEqual(self.names(["--apps-only", "wal-*1K*,writers-2*"]),
+                         ["wal-1K-r3", "wal-hsync-1K-r3",
+                          "writers-2x512M-r3"])
+        with self.assertRaisesRegex(ValueError, "nope"):
+            apps.select(parse_args(["--apps"]).apps_list,
+                        ["wal-1K-r3", "nope"])
+
+    def test_refused(self):
+        for argv in (["--wal-seconds", "3"], ["--apps-only", "wal-*"],
+                     ["--apps", "--hosts", "1gbit"],
+                     ["--apps", "--compare-distributions", "chain"],
+                     ["--apps", "--scale"], ["--apps", "--apps-scale", "0"],
+                     ["--apps", "--apps-only", "nope"],
+                     ["--apps", "--app-files", "1M"],
+                     ["--apps", "--wal-seconds", "0"]):
+            with self.assertRaises(SystemExit, msg=argv):
+                parse_quietly(argv)
+
+    def test_parse_files(self):
+        self.assertEqual(apps.parse_files("1M:3,4K:2"),
+                         [(MiB, 3), (4 * KiB, 2)])
+
+    def test_jvm_arguments(self):
+        w = apps.writer(MiB, 3, 1000)
+        self.assertEqual(apps.workload_args(w, "/b/x", "/o/x.lat"), [
+            "writer", "-dir", "/b/x", "-rep", "3", "-files", "1000",
+            "-size", str(MiB), "-warmup-files", "32", "-warmup-size",
+            str(MiB), "-lat-file", "/o/x.lat"])
+        big = apps.writer(512 * MiB, 3, 2)
+        self.assertEqual(apps.warmup_args(big), [
+            "-warmup-files", "2", "-warmup-size", str(16 * MiB)])
+        log = apps.wal(KiB, 1.5, "hsync")
+        self.assertEqual(apps.workload_args(log, "/b/y", "y.lat"), [
+            "wal", "-dir", "/b/y", "-rep", "3", "-record", "1024",
+            "-sync", "hsync", "-threads", "1", "-seconds", "1.5",
+            "-warmup-seconds", "1.5", "-lat-file", "y.lat"])
+
+
+RESULT = ("APP-RESULT mode=writer start_ns=1000000000 end_ns=3000000000 "
+          "measured_bytes=200000000 measured_files=2 records=0 samples=2 "
+          "bytes=210000000 blocks=4 verified_bytes=100000000 status=ok")
+
+
+class JvmOutput(unittest.TestCase):
+    def test_the_last_result_line(self):
+        r, errors = apps.parse_result("APP-START mode=writer\nlog line\n"
+                                      + RESULT + "\n")
+        self.assertEqual((r["start_ns"], r["blocks"], r["status"]),
+                         (10 ** 9, 4, "ok"))
+        self.assertEqual(errors, [])
+
+    def test_errors_and_incomplete_lines(self):
+        r, errors = apps.parse_result(
+            "APP-ERROR java.io.IOException: /x: byte 7 differs\n"
+            "\tat ...\nAPP-RESULT mode=wal status=ok\n")
+        self.assertIsNone(r)
+        self.assertEqual(errors,
+                         ["APP-ERROR java.io.IOException: /x: byte 7 "
+                          "differs"])
+
+    def test_latency_file(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "x.lat")
+            with open(path, "wb") as f:
+                f.write(struct.pack(">3q", 5, 2 ** 40, 7))
+            self.assertEqual(list(apps.read_latencies(path)),
+                             [5, 2 ** 40, 7])
+
+
+class Figures(unittest.TestCase):
+    def test_percentiles_by_nearest_rank(self):
+        s = list(range(1, 1001))
+        self.assertEqual([percentile(s, q) for q in (0.5, 0.99, 0.999)],
+                         [500, 990, 999])
+        self.assertEqual(percentile([3, 9], 0.99), 9)
+        self.assertIsNone(percentile([], 0.5))
+
+    def test_a_writer_run_of_two_jvms(self):
+        a, b = apps.parse_result(RESULT)[0], apps.parse_result(
+            RESULT.replace("start_ns=1000000000", "start_ns=2000000000")
+            .replace("end_ns=3000000000", "end_ns=5000000000"))[0]
+        f = apps.run_figures(apps.writers(2, 100 * 1000 * 1000, 2),
+                             [a, b], [2 * 10 ** 6, 4 * 10 ** 6] * 2)
+        # 400 MB from the first start (1 s) to the last end (5 s).
+        self.assertEqual((f["elapsed_s"], f["throughput_mb_s"]), (4.0, 100.0))
+        self.assertEqual((f["p50_ms"], f["p99_ms"], f["p999_ms"]),
+                         (2.0, 4.0, None))
+        self.assertEqual((f["files"], f["records_per_s"]), (4, None))
+
+    def test_a_log_run(self):
+        r = dict(start_ns=0, end_ns=2 * 10 ** 9, measured_bytes=4096 * 1000,
+                 measured_files=1, records=1000)
+        lat = [10 ** 5] * 990 + [10 ** 6] * 9 + [10 ** 7]
+        f = apps.run_figures(apps.wal(4096, 2), [r], lat)
+        self.assertEqual(f["records_per_s"], 500.0)
+        self.assertEqual(f["throughput_mb_s"], 2.048)
+        self.assertEqual((f["p50_ms"], f["p99_ms"], f["p999_ms"]),
+                         (0.1, 0.1, 1.0))
+
+    def test_cdf_points_keep_the_tail(self):
+        lat = sorted(range(1, 100001))
+        pts = apps.cdf_points(lat, points=10)
+        self.assertEqual(pts[-1], (0.1, 1.0))
+        self.assertIn((99900 / 1e6, 0.999), pts)
+        self.assertEqual(pts, sorted(pts))
+        self.assertEqual(apps.cdf_points([]), [])
+
+
+def run_row(workload, system, run, **figures):
+    row = dict(workload=workload, system=system, run=run,
+               throughput_mb_s=None, p50_ms=None, p99_ms=None,
+               p999_ms=None, records_per_s=None)
+    row.update(figures)
+    return row
+
+
+class Summary(unittest.TestCase):
+    def setUp(self):
+        self.apps = [apps.writer(MiB, 3, 10), apps.wal(KiB, 5)]
+        self.rows = []
+        for run in (1, 2, 3):
+            for s, mb, p99 in (("stock", 100, 40), ("jar", 110, 30),
+                               ("ucx", 150 + run, 20)):
+                self.rows.append(run_row("writer-1M-r3", s, run,
+                                         throughput_mb_s=mb + run,
+                                         p50_ms=10.0, p99_ms=p99))
+            for s, rate, p50 in (("stock", 1000, 1.0), ("jar", 1000, 1.0),
+                                 ("ucx", 2000, 0.5)):
+                self.rows.append(run_row("wal-1K-r3", s, run,
+                                         records_per_s=rate * run,
+                                         p50_ms=p50, p99_ms=2 * p50,
+                                         p999_ms=4 * p50))
+
+    def test_medians_and_ratios_to_stock(self):
+        s = app_report.app_summary(self.apps, ["stock", "jar", "ucx"],
+                                   self.rows)
+        self.assertEqual([(r["workload"], r["system"]) for r in s], [
+            ("writer-1M-r3", "stock"), ("writer-1M-r3", "jar"),
+            ("writer-1M-r3", "ucx"), ("wal-1K-r3", "stock"),
+            ("wal-1K-r3", "jar"), ("wal-1K-r3", "ucx")])
+        self.assertEqual(list(s[0])[:7], [
+            "workload", "system", "throughput_mb_s", "p50_ms", "p99_ms",
+            "p999_ms", "records_per_s"])
+        ucx = s[2]
+        self.assertEqual((ucx["throughput_mb_s"], ucx["runs"]), (154, 3))
+        self.assertEqual(ucx["throughput_mb_s_vs_stock"], 1.5098)
+        self.assertEqual(ucx["p99_ms_vs_stock"], 0.5)
+        self.assertIsNone(ucx["p999_ms"])
+        self.assertIsNone(ucx["records_per_s_vs_stock"])
+        wal = s[5]
+        self.assertEqual((wal["records_per_s"], wal["p999_ms_vs_stock"]),
+                         (4000, 0.5))
+        c = app_report.comparisons(self.apps, s)
+        self.assertEqual(c[1]["ucx_stock_records_per_s"], 2.0)
+        self.assertEqual(c[1]["jar_stock_p50_ms"], 1.0)
+        self.assertEqual(c[1]["ucx_jar_p50_ms"], 0.5)
+
+    def test_without_stock_the_ratios_are_none(self):
+        rows = [r for r in self.rows if r["system"] != "stock"]
+        s = app_report.app_summary(self.apps, ["jar", "ucx"], rows)
+        self.assertTrue(all(r["throughput_mb_s_vs_stock"] is None
+                            for r in s))
+        c = app_report.comparisons(self.apps, s)
+        self.assertIsNone(c[0]["ucx_stock_throughput_mb_s"])
+        self.assertEqual(c[0]["ucx_jar_throughput_mb_s"], 154 / 112)
+
+    def test_load_warning(self):
+        self.assertNotIn("WARNING", app_report.load_line((0.4, 2, 3)))
+        self.assertIn("WARNING", app_report.load_line((0.6, 0, 0)))
+        self.assertTrue(app_report.load_line((0.6, 0, 0)).startswith(
+            "load average at start (os.getloadavg): 0.60 0.00 0.00"))
+
+    def test_summary_sections(self):
+        s = app_report.app_summary(self.apps, ["stock", "jar", "ucx"],
+                                   self.rows)
+        c = app_report.comparisons(self.apps, s)
+        m = {(r["workload"], r["system"]): r for r in s}
+        cm = {r["workload"]: r for r in c}
+        present = ["stock", "jar", "ucx"]
+        text = "\n".join(app_report.writer_section(
+            self.apps, m, cm, present, "stock / jar / UCX"))
+        self.assertIn("| writer-1M-r3 | 10 x 1M | 3 | 3 | "
+                      "102 / 112 / 154 | 1.51 | 1.10 |", text)
+        text = "\n".join(app_report.wal_section(
+            self.apps, m, cm, present, "stock / jar / UCX"))
+        self.assertIn("| wal-1K-r3 | 1K | hflush | 1 | 3 | "
+                      "2000 / 2000 / 4000 | 2.00 | 1.00 |", text)
+        self.assertIn("wal-cdf.png", text)
+        self.assertEqual(app_report.writers_section(
+            self.apps, m, cm, present, ""), [])
+
+
+def comparison(workload, kind, size, sync=None, threads=1, runs=3, **r):
+    row = dict(workload=workload, kind=kind, size=size, rep=3, sync=sync,
+               threads=threads, runs=runs)
+    row.update(r)
+    return row
+
+
+class AppTargets(unittest.TestCase):
+    def test_each_target_on_its_workloads(self):
+        comp = [
+            comparison("wal-1K-r3", "wal", KiB, "hflush",
+                       ucx_stock_p50_ms=0.5, ucx_stock_p99_ms=0.8,
+                       ucx_stock_records_per_s=2.0),
+            comparison("wal-4K-r3", "wal", 4 * KiB, "hflush",
+                       ucx_stock_p50_ms=0.6, ucx_stock_p99_ms=0.6,
+                       ucx_stock_records_per_s=1.3),
+            # Not the targets' logs: hsync, 64 KiB, eight logs.
+            comparison("wal-hsync-1K-r3", "wal", KiB, "hsync",
+                       ucx_stock_p50_ms=9.0),
+            comparison("wal-64K-r3", "wal", 64 * KiB, "hflush",
+                       ucx_stock_p50_ms=9.0),
+            comparison("wal8-1K-r3", "wal", KiB, "hflush", threads=8,
+                       ucx_stock_p50_ms=9.0),
+            comparison("writer-1M-r3", "writer", MiB,
+                       ucx_stock_throughput_mb_s=1.0, ucx_stock_p99_ms=1.2),
+            comparison("writer-16M-r1", "writer", 16 * MiB, runs=1,
+                       ucx_stock_throughput_mb_s=1.2, ucx_stock_p99_ms=0.9),
+            comparison("writer-128M-r3", "writer", 128 * MiB,
+                       ucx_stock_throughput_mb_s=1.5, ucx_stock_p99_ms=0.9),
+            comparison("writers-2x512M-r3", "writers", 512 * MiB,
+                       ucx_stock_throughput_mb_s=0.1)]
+        rows = targets.app_targets(comp)
+        self.assertEqual([(r["result"], r["limit"]) for r in rows], [
+            ("met", 0.70), ("missed (1 of 2)", 0.70),
+            ("missed (1 of 2)", 1.4), ("missed (1 of 2)", 1.3),
+            ("met", 1.0), ("missed (1 of 3)", 1.0)])
+        self.assertEqual(rows[0]["measured"], "wal-1K-r3 0.50, wal-4K-r3 "
+                         "0.60")
+        self.assertEqual(rows[3]["measured"], "writer-16M-r1 1.20, "
+                         "writer-128M-r3 1.50")
+        self.assertTrue(rows[3]["note"].startswith("1 run(s)"))
+        self.assertEqual(rows[4]["target"], "long-lived writer, 1M files: "
+                         "throughput, UCX/stock")
+
+    def test_not_measured(self):
+        rows = targets.app_targets([], stock_skipped=True)
+        self.assertEqual({r["result"] for r in rows}, {"not measured"})
+        self.assertTrue(all("--stock-classpath" in r["note"] for r in rows))
+
+
+class Carried(unittest.TestCase):
+    def bench(self, bean=True):
+        b = types.SimpleNamespace(
+            failures=[], warnings=[], bytes_expected=0,
+            ucx_expected_bytes=0, jar_expected_blocks=0,
+            rdma_bean_seen=bean,
+            cluster_of={s: types.SimpleNamespace(metrics_lag=1.2)
+                        for s in ("stock", "jar", "ucx")})
+        b.fail = b.failures.append
+        b.note = b.warnings.append
+        return b
+
+    def jobs(self, sent=None, written=1000, blocks=1, **stats):
+        s = dict(stats)
+        if sent is not None:
+            s["ucx-data-bytes-sent"] = sent
+            s.setdefault("transports", "sysv")
+        return [dict(result=dict(bytes=written, blocks=blocks),
+                     client_stats=s)]
+
+    def delta(self, fetched=3000, tcp=0, ucx=3, written=3000):
+        return {"activity.BytesWritten": written, "rdma.DataBytesFetched":
+                fetched, "rdma.BlocksOverTcp": tcp, "rdma.BlocksOverUcx": ucx}
+
+    def test_ucx_every_byte_over_ucx(self):
+        b = self.bench()
+        app = apps.wal(KiB, 1)
+        cols = app_runs.check_carried(b, "ucx", app, self.jobs(1100),
+                                      self.delta(3300))
+        self.assertEqual((b.failures, b.warnings), ([], []))
+        self.assertEqual((b.ucx_expected_bytes, b.bytes_expected),
+                         (3300, 3000))
+        self.assertEqual((cols["ucx_bytes_fetched"], cols["transport"]),
+                         (3300, "sysv"))
+
+    def test_ucx_bytes_over_tcp_fail(self):
+        app = apps.writer(1000, 3, 1)
+        for jobs, delta, why in (
+                (self.jobs(), self.delta(), "no stats file"),
+                (self.jobs(500), self.delta(), "sent 500 bytes"),
+                (self.jobs(1000, **{"pipelines-tcp-unreachable": 1}),
+                 self.delta(), "1 pipeline"),
+                (self.jobs(1000), self.delta(2000), "fetched 2000"),
+                (self.jobs(1000), self.delta(tcp=1), "1 block replica")):
+            b = self.bench()
+            app_runs.check_carried(b, "ucx", app, jobs, delta)
+            self.assertEqual(len(b.failures), 1, why)
+            self.assertIn(why, b.failures[0])
+
+    def test_jar_moves_nothing_over_ucx(self):
+        app = apps.writer(1000, 3, 1)
+        b = self.bench()
+        app_runs.check_carried(b, "jar", app, self.jobs(),
+                               self.delta(0, tcp=3, ucx=0))
+        self.assertEqual((b.failures, b.jar_expected_blocks), ([], 3))
+        app_runs.check_carried(b, "jar", app, self.jobs(), self.delta())
+        self.assertEqual(len(b.failures), 1)
+
+    def test_stock_is_not_checked_for_ucx(self):
+        b = self.bench()
+        cols = app_runs.check_carried(b, "stock", apps.writer(1000, 3, 1),
+                                      self.jobs(), {
+                                          "activity.BytesWritten": 2999})
+        self.assertEqual(b.failures, [])
+        self.assertEqual(len(b.warnings), 1)   # BytesWritten is off
+        self.assertIsNone(cols["ucx_bytes_sent"])
+
+
+class WorkloadJar(unittest.TestCase):
+    def test_foreign_references(self):
+        self.assertFalse(app_runs.foreign_refs(
+            b"\x01org/hdfsrdma/hadoop/bench/AppContent\x01org/apache/x"))
+        self.assertTrue(app_runs.foreign_refs(
+            b"org/hdfsrdma/hadoop/bench/A org/hdfsrdma/hadoop/UcxRuntime"))
+
+
+class ClientArgv(unittest.TestCase):
+    def test_put_and_tool_command_lines(self):
+        c = Client("ucx", "java", "/conf", "/cp", "/d.jar", True,
+                   opts=["-Dx=1"], generic=["-D", "g=1"])
+        self.assertEqual(c.put_argv(3, "/f", "/t"), [
+            "java", "-Xmx1000m", "-Djava.net.preferIPv4Stack=true",
+            "-javaagent:/d.jar", "-Dx=1", "-cp", "/conf:/cp",
+            "org.apache.hadoop.fs.FsShell", "-D",
+            "dfs.client.rdma.enabled=true", "-D", "g=1", "-D",
+            "dfs.replication=3", "-put", "/f", "/t"])
+        stock = Client("stock", "java", "/conf", "/cp")
+        self.assertEqual(stock.jvm_argv("M", ["wal"], ["-Dp"], ["/w.jar"]), [
+            "java", "-Xmx1000m", "-Djava.net.preferIPv4Stack=true", "-Dp",
+            "-cp", "/conf:/cp:/w.jar", "M", "wal"])
+
+
+if __name__ == "__main__":
+    unittest.main()
