@@ -232,7 +232,7 @@ def writers_section(apps, m, c, present, names):
              per_system(m, x.name, "throughput_mb_s", present, 1)]
             + ratios(c[x.name], "throughput_mb_s")
             + ratios(c[x.name], "throughput_mb_s", (("ucx", "jar"),))
-            + [per_system(m, x.name, "p99_ms", present, 0)] for x in sel]
+            + [per_system(m, x.name, "p99_ms", present, 1)] for x in sel]
     return ["## Concurrent long-lived writers", "",
             "N JVMs, each warmed up, start their files together (a "
             "barrier) and write them one after the other; aggregate = all "
