@@ -84,7 +84,7 @@ def workloads(a):
     seconds = max(1.0, a.wal_seconds * f)
     for sync in ("hflush", "hsync"):
         out += [wal(r, seconds, sync) for r in a.wal_records]
-    if a.wal_threads > 1:
+    if a.wal_threads > 1 and a.wal_records:
         out.append(wal(min(a.wal_records), seconds, "hflush",
                        a.wal_threads))
     out += [writers(n, a.app_writer_size, scaled(a.app_writer_files, f))
