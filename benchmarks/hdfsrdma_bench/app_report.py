@@ -261,9 +261,8 @@ def carried_section(apps, m, present):
     return ["## What UCX carried (medians over runs)", "",
             "Every ucx run must send every written byte by UCX and its "
             "DataNodes fetch at least bytes x replication with no replica "
-            "over TCP (hflush sends a partial checksum chunk again, so "
-            "logs carry more); a jar run must move nothing over UCX. "
-            "Either fails the run.", "",
+            "over TCP; a jar run must move nothing over UCX. Either fails "
+            "the run.", "",
             md_table(["workload", "UCX client bytes sent",
                       "UCX DataNodes bytes fetched",
                       "UCX replicas over TCP", "jar bytes fetched by UCX"],
