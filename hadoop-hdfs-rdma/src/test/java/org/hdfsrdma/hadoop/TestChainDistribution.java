@@ -122,6 +122,18 @@ public class TestChainDistribution {
     return d;
   }
 
+  /** Live DataNodes with their transfers and space, as the NameNode sees. */
+  private static String liveDataNodes(FileSystem fs) throws Exception {
+    StringBuilder b = new StringBuilder();
+    for (DatanodeInfo d : ((org.apache.hadoop.hdfs.DistributedFileSystem) fs)
+        .getDataNodeStats()) {
+      b.append(d.getXferAddr()).append(" xceivers=")
+          .append(d.getXceiverCount()).append(" remaining=")
+          .append(d.getRemaining()).append(' ');
+    }
+    return b.toString();
+  }
+
   /**
    * Writes one block of {@code size} bytes with {@code fs}, learning the
    * pipeline after the first packet, and checks who fetched from whom: the
@@ -148,7 +160,9 @@ public class TestChainDistribution {
     DFSTestUtil.waitReplication(fs, path, replication);
     assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs, path));
     Map<String, long[]> after = counters();
-    assertEquals(replication, pipeline.length);
+    assertEquals("pipeline " + java.util.Arrays.toString(pipeline)
+        + "; the NameNode's view: " + liveDataNodes(fs), replication,
+        pipeline.length);
     for (int i = 0; i < pipeline.length; i++) {
       long[] d = delta(before, after, pipeline[i].getXferAddr());
       LOG.info("{}: DataNode {} of the pipeline ({}): fetched {}, from a"

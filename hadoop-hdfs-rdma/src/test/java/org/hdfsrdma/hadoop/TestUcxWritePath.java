@@ -49,6 +49,13 @@ public class TestUcxWritePath {
     conf.setBoolean(HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ENABLED_KEY, true);
     conf.setBoolean(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY, true);
     conf.setLong(DFSConfigKeys.DFS_BLOCK_SIZE_KEY, BLOCK_SIZE);
+    // The tests count replicas and whom each DataNode fetched from, so a
+    // pipeline must hold every DataNode asked for. With load-based placement
+    // the NameNode skips a DataNode whose last heartbeat reported more than
+    // twice the average transfers ("NODE_TOO_BUSY"), which one lingering
+    // read or write connection is enough for in a small idle cluster.
+    conf.setBoolean(DFSConfigKeys.DFS_NAMENODE_REPLICATION_CONSIDERLOAD_KEY,
+        false);
     return conf;
   }
 

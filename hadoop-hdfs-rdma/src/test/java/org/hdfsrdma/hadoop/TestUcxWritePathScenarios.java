@@ -196,13 +196,9 @@ public class TestUcxWritePathScenarios {
 
   @Test(timeout = 300_000)
   public void testEightConcurrentWriters() throws Exception {
-    Configuration conf = TestUcxWritePath.ucxConf();
-    // Eight writers on three DataNodes: the NameNode would skip a DataNode
-    // with more than twice the average transfers ("NODE_TOO_BUSY") and
-    // place some blocks on two, so not 3 replicas of every byte.
-    conf.setBoolean(DFSConfigKeys.DFS_NAMENODE_REPLICATION_CONSIDERLOAD_KEY,
-        false);
-    start(3, conf);
+    // Eight writers on three DataNodes: ucxConf turns load-based placement
+    // off, so every block gets 3 replicas.
+    start(3, TestUcxWritePath.ucxConf());
     ExecutorService pool = Executors.newFixedThreadPool(8);
     long before = fetched();
     try {
