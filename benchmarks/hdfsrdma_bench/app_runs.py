@@ -90,14 +90,15 @@ def brief(row):
                                       row["p99_ms"])
 
 
-def app_batch(bench, system, app, run, jar):
-    """One run of `app` on `system`: its JVMs launched, waited for and
-    checked, its files deleted; the run's row."""
+def app_batch(bench, system, app, run, jar, jvm_props=(), tag_prefix=""):
+    """One run of `app` on `system`: its JVMs launched (`jvm_props`: more
+    options for each), waited for and checked, its files deleted; the
+    run's row."""
     c = bench.cluster_of[system]
     client = bench.clients[system]
     c.wait_clean()
     bench.seq += 1
-    tag = "%s-%s-%d" % (app.name, system, run)
+    tag = "%s%s-%s-%d" % (tag_prefix, app.name, system, run)
     outdir = os.path.join(bench.out, "apps")
     os.makedirs(outdir, exist_ok=True)
     base = os.path.join(outdir, "%04d-%s" % (bench.seq, tag))
@@ -110,8 +111,8 @@ def app_batch(bench, system, app, run, jar):
     jobs = []
     for i in range(app.jvms):
         name = "%s-j%d" % (base, i)
-        props = ["-Dhdfsrdma.stats.file=" + name + ".ucx"] \
-            if client.agent else []
+        props = (["-Dhdfsrdma.stats.file=" + name + ".ucx"]
+                 if client.agent else []) + list(jvm_props)
         args = workload_args(app, "%s/j%d" % (hdfs_dir, i), name + ".lat")
         if barrier:
             args += ["-ready", os.path.join(barrier, "ready-%d" % i),
@@ -165,8 +166,28 @@ def app_batch(bench, system, app, run, jar):
                nn_cpu_s=diff(after_nn, before_nn),
                verified_bytes=sum(r["verified_bytes"] for r in results))
     row.update(check_carried(bench, system, app, jobs, delta))
+    if system == "ucx":
+        row.update(ucx_detail(jobs, delta))
     row["lat_files"] = " ".join(os.path.basename(j["lat"]) for j in jobs)
     return row
+
+
+def ucx_detail(jobs, delta):
+    """A ucx batch's other counters, as the put sweep's rows carry them:
+    the client JVMs' stats lines summed (client_*: queued sends, the
+    per-packet phase times) and the DataNodes' HdfsRdmaDataNode metrics
+    (dn_rdma_*: counters and per-phase times), for telling where a
+    packet's time went."""
+    out = {}
+    for j in jobs:
+        for k, v in j["client_stats"].items():
+            if isinstance(v, (int, float)) and k != ucx_counters.STATS_SENT:
+                key = "client_" + k.replace("-", "_")
+                out[key] = out.get(key, 0) + v
+    for k, v in sorted(delta.items()):
+        if k.startswith(ucx_counters.PREFIX):
+            out["dn_" + k.replace(".", "_")] = v
+    return out
 
 
 def release(bench, jobs, barrier):

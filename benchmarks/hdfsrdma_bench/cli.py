@@ -16,6 +16,7 @@ import time
 from . import apps
 from .app_report import finish_apps, load_line
 from .app_runs import run_apps
+from .apps_profile import profile_apps
 from .flamegraphs import flamegraphs
 from .harness import BENCHMARKS, HarnessError, log, warn
 from .plots import plots
@@ -159,6 +160,11 @@ def add_app_options(ap):
                    "1,2,4,8; --tiny 1,2)")
     g.add_argument("--app-writer-size", metavar="SIZE", type=parse_size,
                    help="their file size (default 512M; --tiny 16M)")
+    g.add_argument("--apps-profile", action="store_true", default=None,
+                   help="after the runs, profile the workload whose UCX "
+                   "throughput is lowest against stock's: one more batch "
+                   "per system and async-profiler event (cpu, wall), "
+                   "client JVMs and DataNodes, under OUT/apps-profile")
     g.add_argument("--app-writer-files", metavar="N", type=int,
                    help="files each of their JVMs writes (default 2; "
                    "--tiny 1)")
@@ -307,7 +313,7 @@ def check_app_args(ap, a):
     app_opts = [o for o in ("apps_only", "app_files", "app_reps",
                             "wal_records", "wal_seconds", "wal_threads",
                             "app_writers", "app_writer_size",
-                            "app_writer_files")
+                            "app_writer_files", "apps_profile")
                 if o in a.given] + (["apps_scale"] if a.apps_scale != 1.0
                                     else [])
     if not a.apps:
@@ -426,6 +432,8 @@ def run_workloads(bench):
     warmup(bench)
     if a.apps:
         run_apps(bench)
+        if a.apps_profile:
+            profile_apps(bench)
         return
     if a.flamegraphs:
         flamegraphs(bench)

@@ -408,3 +408,32 @@ class ClientArgv(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ProfileChoice(unittest.TestCase):
+    """--apps-profile profiles the workload UCX does worst on."""
+
+    def row(self, name, system, mb_s):
+        return dict(workload=name, system=system, throughput_mb_s=mb_s)
+
+    def test_lowest_ucx_fraction_of_stock(self):
+        from hdfsrdma_bench.apps_profile import slowest_ucx
+        a = parse_args(["--apps"]).apps_list
+        w1, w2 = a[0], a[1]
+        rows = [self.row(w1.name, "stock", 100.0),
+                self.row(w1.name, "ucx", 150.0),
+                self.row(w2.name, "stock", 100.0),
+                self.row(w2.name, "ucx", 80.0),
+                self.row(w2.name, "ucx", 90.0),
+                self.row(w2.name, "ucx", 10.0)]
+        app, r = slowest_ucx([w1, w2], rows)
+        self.assertEqual(w2.name, app.name)
+        self.assertAlmostEqual(0.8, r)   # the median of the ucx runs
+        self.assertEqual((None, None), slowest_ucx(
+            [w1], [self.row(w1.name, "ucx", 1.0)]))
+
+    def test_needs_apps(self):
+        with self.assertRaises(SystemExit):
+            parse_quietly(["--apps-profile"])
+        self.assertTrue(parse_args(["--apps", "--apps-profile"])
+                        .apps_profile)
