@@ -106,6 +106,13 @@ public final class NativeIntrospection {
     // one host (4-5x tcp here); peer death is still detected (keepalive,
     // process checks). See the module README for the measurements.
     {"UCX_MM_ERROR_HANDLING", "y"},
+    // The worker lock as a mutex, not UCX's default spin lock: many threads
+    // enter one worker (a DataNode's receivers progress it while they
+    // wait) in JVMs with more threads than cores. Eight logs calling hflush
+    // from one client kept the DataNodes' threads spinning on it (68% of
+    // their CPU samples) while the holder waited for a core: a fifth of
+    // stock's records per second. See the module README.
+    {"UCX_USE_MT_MUTEX", "y"},
     // The defaults above are process-wide and not all apply to every
     // transport set; UCX would warn about each unused one on stdout.
     {"UCX_WARN_UNUSED_ENV_VARS", "n"},
