@@ -382,6 +382,23 @@ class Carried(unittest.TestCase):
         self.assertIsNone(cols["ucx_bytes_sent"])
 
 
+class UcxDetail(unittest.TestCase):
+    """A ucx batch's row keeps its clients' and DataNodes' counters."""
+
+    def test_summed_over_jvms_and_prefixed(self):
+        jobs = [dict(client_stats={"ucx-data-bytes-sent": 5,
+                                   "queued-sends": 2, "transports": "sysv",
+                                   "client-send-nanos": 100}),
+                dict(client_stats={"queued-sends": 1,
+                                   "client-send-nanos": 50}),
+                dict(client_stats={})]
+        got = app_runs.ucx_detail(jobs, {"rdma.PacketsFetched": 7,
+                                         "activity.BytesWritten": 9})
+        self.assertEqual(got, {"client_queued_sends": 3,
+                               "client_client_send_nanos": 150,
+                               "dn_rdma_PacketsFetched": 7})
+
+
 class WorkloadJar(unittest.TestCase):
     def test_foreign_references(self):
         self.assertFalse(app_runs.foreign_refs(
