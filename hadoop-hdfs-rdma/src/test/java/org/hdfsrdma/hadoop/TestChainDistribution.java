@@ -234,6 +234,11 @@ public class TestChainDistribution {
             UcxCounters.dataBytesFetchedFromDataNodes()
                 - fromDataNodes);
       }
+      // A block of 1 MiB on every DataNode: which DataNodes the blocks
+      // above landed on is the NameNode's random choice.
+      Path everywhere = new Path("/chain/on-every-datanode");
+      DFSTestUtil.createFile(fs, everywhere, BLOCK_SIZE, (short) 5, 1);
+      DFSTestUtil.waitReplication(fs, everywhere, (short) 5);
       // The DataNodes measured their ingest rate on the blocks of 1 MiB
       // (replicas finalized: their receivers closed), and the commits of
       // the next pipeline carry it to the client.

@@ -310,6 +310,12 @@ public class TestKillMatrix {
         assertTrue("no DataNode at " + address, victimIndex >= 0);
         victim = cluster.dataNodes().get(victimIndex);
       }
+      if (!c.hflush) {
+        // Nothing acked yet says a packet left the writer: wait until the
+        // DataNodes fetched some of them, so that the fault hits a block
+        // in flight over UCX rather than a pipeline that sent nothing yet.
+        WaitFor.waitFor(() -> fetchedSince(before) > 0, 50, WAIT_MS);
+      }
       Process target = victim == null ? writer : victim.process;
       long stopAt = System.nanoTime();
       if (c.fault == Fault.KILL) {
@@ -545,6 +551,24 @@ public class TestKillMatrix {
           ProcessCluster.rdmaBeanAsServed(d, "DataBytesFetchedFromDataNodes")};
     }
     return values;
+  }
+
+  /**
+   * Data bytes the DataNodes fetched over UCX since {@code before}, as JMX
+   * serves them now (up to a metrics period old); 0 when one cannot say.
+   */
+  private static long fetchedSince(long[][] before) {
+    long sum = 0;
+    List<DataNodeProcess> dns = cluster.dataNodes();
+    for (int i = 0; i < dns.size(); i++) {
+      try {
+        sum += ProcessCluster.rdmaBeanAsServed(dns.get(i),
+            "DataBytesFetched") - before[i][0];
+      } catch (Exception e) {
+        return 0;
+      }
+    }
+    return sum;
   }
 
   /**
