@@ -9,19 +9,18 @@ import time
 from .report import machine_info, md_table, write_csv
 from .stats import median, ratio
 from .targets import TARGET_RUNS, app_targets
+from .apps import DFSIO_SLOTS
 from .units import fmt, human
 
 # The figures of a workload, in apps.csv's column order; None (an empty
 # cell) where a workload has no such figure.
 METRICS = ("throughput_mb_s", "p50_ms", "p99_ms", "p999_ms",
-           "records_per_s")
+           "records_per_s", "avg_io_rate_mb_s")
 # More medians per workload and system.
 EXTRAS = ("elapsed_s", "files", "records", "measured_bytes", "client_cpu_s",
           "dn_cpu_s", "ucx_bytes_sent", "ucx_bytes_fetched",
-          "blocks_over_tcp")
+          "blocks_over_tcp", "dfsio_exec_s")
 LOAD_WARNING = 0.5     # 1-minute load average at the start worth a warning
-DFSIO_LINE = ("TestDFSIO on YARN: not measured yet (--apps has no YARN "
-              "workload so far).")
 
 
 def app_summary(apps, systems, rows):
@@ -112,7 +111,7 @@ def summary_md(bench, summary, comp, target_rows):
     out += writer_section(apps, m, c, present, names)
     out += wal_section(apps, m, c, present, names)
     out += writers_section(apps, m, c, present, names)
-    out += ["## TestDFSIO", "", DFSIO_LINE, ""]
+    out += dfsio_section(apps, m, c, present, names)
     out += ["## Targets", "",
             "Ratios of medians in this run; the targets ask for medians of "
             ">= %d runs. Reported, never enforced." % TARGET_RUNS, "",
@@ -241,6 +240,33 @@ def writers_section(apps, m, c, present, names):
             md_table(["workload", "JVMs", "files each", "runs",
                       "MB/s %s" % names, "UCX/stock", "jar/stock",
                       "UCX/jar", "p99 per file ms %s" % names], rows), ""]
+
+
+def dfsio_section(apps, m, c, present, names):
+    sel = [x for x in apps if x.kind == "dfsio"]
+    if not sel:
+        return []
+    rows = [[x.name, "%d x %s" % (x.files, human(x.size)), str(x.rep),
+             str(c[x.name]["runs"]),
+             per_system(m, x.name, "throughput_mb_s", present, 1)]
+            + ratios(c[x.name], "throughput_mb_s")
+            + [per_system(m, x.name, "avg_io_rate_mb_s", present, 1)]
+            + ratios(c[x.name], "avg_io_rate_mb_s")
+            + [per_system(m, x.name, "dfsio_exec_s", present, 1)]
+            for x in sel]
+    return ["## TestDFSIO write on YARN", "",
+            "Hadoop's TestDFSIO -write as a MapReduce job on a YARN "
+            "cluster (ResourceManager and NodeManager in one JVM, every "
+            "task its own JVM, the drop-in jar as -javaagent: in the task "
+            "options of jar and UCX), one map per file, %d maps at once. "
+            "Throughput = all bytes over the sum of the maps' write times,"
+            " average IO rate = the mean of the maps' rates, as TestDFSIO "
+            "reports them (converted to 10^6 bytes/s); job = its wall "
+            "time, task JVM start-up included." % DFSIO_SLOTS, "",
+            md_table(["workload", "files", "rep", "runs",
+                      "MB/s %s" % names, "UCX/stock", "jar/stock",
+                      "avg IO rate MB/s %s" % names, "UCX/stock",
+                      "jar/stock", "job s %s" % names], rows), ""]
 
 
 def carried_section(apps, m, present):

@@ -67,14 +67,16 @@ def foreign_refs(code):
 def run_apps(bench):
     """Every selected workload: for each run, one batch per system in the
     run's order (rows in bench.app_rows)."""
+    from .app_dfsio import dfsio_batch    # it builds on this module
     a = bench.args
     jar = workload_jar(bench)
     for app in bench.apps:
         log("%s: %s, %d run(s)" % (app.name, human_app(app), a.runs))
+        batch = dfsio_batch if app.kind == "dfsio" else app_batch
         for run in range(1, a.runs + 1):
             got = {}
             for system in run_order(bench, run):
-                row = app_batch(bench, system, app, run, jar)
+                row = batch(bench, system, app, run, jar)
                 bench.app_rows.append(row)
                 got[system] = row
             log("%s run %d: %s" % (app.name, run, ", ".join(
@@ -86,6 +88,10 @@ def brief(row):
     if row["kind"] == "wal":
         return "%.0f rec/s p50 %.3f p99 %.3f ms" % (
             row["records_per_s"], row["p50_ms"], row["p99_ms"])
+    if row["kind"] == "dfsio":
+        return "%.1f MB/s, average IO rate %.1f MB/s, job %.0f s" % (
+            row["throughput_mb_s"], row["avg_io_rate_mb_s"],
+            row["dfsio_exec_s"])
     return "%.1f MB/s p99 %.1f ms" % (row["throughput_mb_s"],
                                       row["p99_ms"])
 
@@ -172,15 +178,16 @@ def app_batch(bench, system, app, run, jar, jvm_props=(), tag_prefix=""):
     return row
 
 
-def ucx_detail(jobs, delta):
+def ucx_detail(jobs, delta, stats=None):
     """A ucx batch's other counters, as the put sweep's rows carry them:
     the client JVMs' stats lines summed (client_*: queued sends, the
     per-packet phase times) and the DataNodes' HdfsRdmaDataNode metrics
     (dn_rdma_*: counters and per-phase times), for telling where a
     packet's time went."""
     out = {}
-    for j in jobs:
-        for k, v in j["client_stats"].items():
+    for s in stats if stats is not None else [j["client_stats"]
+                                              for j in jobs]:
+        for k, v in s.items():
             if isinstance(v, (int, float)) and k != ucx_counters.STATS_SENT:
                 key = "client_" + k.replace("-", "_")
                 out[key] = out.get(key, 0) + v
@@ -217,6 +224,8 @@ def timeout_of(app):
     duration."""
     if app.kind == "wal":
         return 600 + app.seconds * 2
+    if app.kind == "dfsio":     # and the YARN cluster's start, the job's
+        return 900 + app.files * app.size * app.rep / 5e6
     return 600 + app.jvms * app.files * app.size * app.rep / 5e6
 
 
@@ -225,19 +234,23 @@ def diff(after, before):
         round(after - before, 3)
 
 
-def check_carried(bench, system, app, jobs, delta):
+def check_carried(bench, system, app, jobs, delta, stats=None, exact=True):
     """What the batch's DataNodes received, and whether the system's
     bytes went where they must: the ucx system's every byte by UCX (the
     client sent at least every byte written as descriptors, no pipeline
     fell back to TCP, the DataNodes fetched at least bytes x replication
     and took no replica over TCP), the jar system's none. A miss fails
     the run. Adds the batch to what the UCX DataNodes' exit totals must
-    count. Returns the row's columns of it."""
+    count. Returns the row's columns of it. `stats`: the stats of every
+    client JVM of the batch, where they are more than `jobs`' own;
+    `exact`: whether the jobs' bytes are all the batch wrote (the
+    DataNodes' BytesWritten is then checked against them)."""
     c = bench.cluster_of[system]
     rep = app.rep
     written = sum(j["result"]["bytes"] for j in jobs)
     blocks = sum(j["result"]["blocks"] for j in jobs)
-    stats = [j["client_stats"] for j in jobs]
+    if stats is None:
+        stats = [j["client_stats"] for j in jobs]
     sent = sum(s.get(ucx_counters.STATS_SENT, 0) or 0 for s in stats)
     tcp_pipelines = sum(s.get(k, 0) or 0 for s in stats
                         for k in ucx_counters.STATS_TCP_PIPELINES)
@@ -248,7 +261,7 @@ def check_carried(bench, system, app, jobs, delta):
     where = "%s %s" % (system, app.name)
     bench.bytes_expected += written * rep
     dn_written = delta.get("activity.BytesWritten")
-    if c.metrics_lag and dn_written is not None and \
+    if exact and c.metrics_lag and dn_written is not None and \
             dn_written != written * rep:
         bench.note("%s: the DataNodes wrote %d bytes, expected %d (bytes "
                    "x replication)" % (where, dn_written, written * rep))
@@ -312,5 +325,8 @@ def human_app(app):
     if app.kind == "wal":
         return "%d log(s) of %s records, %s, %g s" % (
             app.threads, human(app.size), app.sync, app.seconds)
+    if app.kind == "dfsio":
+        return "TestDFSIO write on YARN, %d maps x %s at rep %d" % (
+            app.files, human(app.size), app.rep)
     return "%d JVM(s) x %d files of %s at rep %d" % (
         app.jvms, app.files, human(app.size), app.rep)

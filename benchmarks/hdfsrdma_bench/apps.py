@@ -17,6 +17,11 @@ file as the put sweep's FsShell:
 - writers: N JVMs at once, each writing F files of SIZE at replication 3
   (writers-4x512M-r3); aggregate throughput over the span from the first
   JVM's start to the last one's end of its measured phase.
+- dfsio: Hadoop's TestDFSIO write as a MapReduce job on YARN, N map
+  tasks (each its own JVM) writing one file of SIZE each at replication 3
+  (dfsio-4x1G); the throughput and average IO rate TestDFSIO reports.
+  One JVM (org.hdfsrdma.hadoop.bench.DfsioOnYarn) runs the YARN cluster
+  and submits the job; app_dfsio.py runs it.
 """
 
 import argparse
@@ -31,7 +36,11 @@ from .units import MiB, human, parse_size
 
 WORKLOAD_CLASS = "org.hdfsrdma.hadoop.bench.AppWorkload"
 WORKLOAD_PACKAGE = "org/hdfsrdma/hadoop/bench/"
-KINDS = ("writer", "wal", "writers")
+KINDS = ("writer", "wal", "writers", "dfsio")
+DFSIO_CLASS = "org.hdfsrdma.hadoop.bench.DfsioOnYarn"
+# Map tasks of a TestDFSIO job that run at once: two cores hold four map
+# JVMs busy writing; more only queue for the CPU and the JVMs' start-up.
+DFSIO_SLOTS = 4
 LOG_REP = 3        # the logs and the concurrent writers: replication 3
 # Before a writer's measured phase: files of at most WARMUP_SIZE, about
 # WARMUP_BYTES of them (2 to 32 files); a log's records for at most
@@ -68,6 +77,11 @@ def writers(jvms, size, files):
                "writers", size, LOG_REP, files, None, 1, jvms, None)
 
 
+def dfsio(maps, size):
+    return App("dfsio-%dx%s" % (maps, human(size)), "dfsio", size, LOG_REP,
+               maps, None, 1, 1, None)
+
+
 def scaled(n, factor):
     """A count scaled by --apps-scale, at least 1."""
     return max(1, int(round(n * factor)))
@@ -89,7 +103,14 @@ def workloads(a):
                        a.wal_threads))
     out += [writers(n, a.app_writer_size, scaled(a.app_writer_files, f))
             for n in a.app_writers]
+    out += [dfsio(n, scaled_mib(size, f)) for n, size in a.dfsio]
     return out
+
+
+def scaled_mib(size, factor):
+    """A TestDFSIO file size scaled by --apps-scale: whole MiB (its -size
+    unit), at least 1."""
+    return max(1, int(round(size * factor / MiB))) * MiB
 
 
 def select(apps, patterns):
@@ -125,6 +146,25 @@ def parse_files(text):
     return out
 
 
+def parse_dfsio(text):
+    """--dfsio: MAPSxSIZE,... e.g. 4x1G,16x256M (SIZE in whole MiB)."""
+    out = []
+    for item in text.split(","):
+        if not item.strip():
+            continue
+        maps, sep, size = item.partition("x")
+        try:
+            out.append((int(maps), parse_size(size)))
+        except (ValueError, argparse.ArgumentTypeError):
+            raise argparse.ArgumentTypeError(
+                "bad MAPSxSIZE: %r (e.g. 4x1G)" % item)
+        if not sep or out[-1][0] < 1 or out[-1][1] < MiB or \
+                out[-1][1] % MiB:
+            raise argparse.ArgumentTypeError(
+                "bad MAPSxSIZE: %r (at least 1 map, whole MiB)" % item)
+    return out
+
+
 def warmup_args(app):
     """The AppWorkload options of a workload's warm-up."""
     if app.kind == "wal":
@@ -137,7 +177,11 @@ def warmup_args(app):
 
 def workload_args(app, hdfs_dir, lat_file):
     """AppWorkload's arguments for one JVM of `app` (after the generic
-    options): its mode, HDFS directory, sizes, warm-up and latency file."""
+    options): its mode, HDFS directory, sizes, warm-up and latency file;
+    DfsioOnYarn's (`lat_file`: the YARN cluster's name) for dfsio."""
+    if app.kind == "dfsio":
+        return ["-maps", str(app.files), "-size", str(app.size), "-dir",
+                hdfs_dir, "-slots", str(DFSIO_SLOTS), "-name", lat_file]
     if app.kind == "wal":
         args = ["wal", "-dir", hdfs_dir, "-rep", str(app.rep),
                 "-record", str(app.size), "-sync", app.sync,
@@ -202,6 +246,8 @@ def run_figures(app, results, lat):
         min(r["start_ns"] for r in results)
     measured = sum(r["measured_bytes"] for r in results)
     secs = span_ns / 1e9
+    if app.kind == "dfsio":
+        return dfsio_figures(results[0], secs, measured)
     p50, p99, p999 = latency_ms(lat)
     records = sum(r["records"] for r in results)
     out = dict(elapsed_s=round(secs, 4),
@@ -215,6 +261,27 @@ def run_figures(app, results, lat):
                files=sum(r["measured_files"] for r in results),
                measured_bytes=measured, samples=len(lat))
     return out
+
+
+# TestDFSIO's mb/sec are MiB (2^20 bytes) per second; apps.csv's MB/s are
+# 10^6 bytes per second.
+MIB_AS_MB = MiB / 1e6
+
+
+def dfsio_figures(result, secs, measured):
+    """The figures of a TestDFSIO run from DfsioOnYarn's APP-RESULT:
+    TestDFSIO's throughput (all bytes over the sum of the maps' write
+    times) as throughput_mb_s, its average IO rate (the mean of the maps'
+    rates), both in MB/s, and the job's wall time."""
+    def mb(key):
+        return round(float(result[key]) * MIB_AS_MB, 3)
+    return dict(elapsed_s=round(secs, 4),
+                throughput_mb_s=mb("dfsio_throughput"),
+                avg_io_rate_mb_s=mb("dfsio_avg_io_rate"),
+                dfsio_exec_s=float(result["dfsio_exec_s"]),
+                p50_ms=None, p99_ms=None, p999_ms=None, records=None,
+                records_per_s=None, files=result["measured_files"],
+                measured_bytes=measured, samples=0)
 
 
 def round3(v):

@@ -165,6 +165,11 @@ def add_app_options(ap):
                    "throughput is lowest against stock's: one more batch "
                    "per system and async-profiler event (cpu, wall), "
                    "client JVMs and DataNodes, under OUT/apps-profile")
+    g.add_argument("--dfsio", metavar="MAPSxSIZE,...", type=apps.parse_dfsio,
+                   help="TestDFSIO write jobs on a YARN cluster: MAPS map "
+                   "tasks (%d at once) each writing a file of SIZE at "
+                   "replication 3 (default 4x1G,16x256M; --tiny 2x16M; '' "
+                   "none)" % apps.DFSIO_SLOTS)
     g.add_argument("--app-writer-files", metavar="N", type=int,
                    help="files each of their JVMs writes (default 2; "
                    "--tiny 1)")
@@ -313,7 +318,7 @@ def check_app_args(ap, a):
     app_opts = [o for o in ("apps_only", "app_files", "app_reps",
                             "wal_records", "wal_seconds", "wal_threads",
                             "app_writers", "app_writer_size",
-                            "app_writer_files", "apps_profile")
+                            "app_writer_files", "apps_profile", "dfsio")
                 if o in a.given] + (["apps_scale"] if a.apps_scale != 1.0
                                     else [])
     if not a.apps:
@@ -338,6 +343,10 @@ def check_app_args(ap, a):
         a.apps_list = apps.select(apps.workloads(a), a.apps_only)
     except ValueError as e:
         ap.error(str(e))
+    if a.conf and any(x.kind == "dfsio" for x in a.apps_list):
+        ap.error("--apps --conf: the TestDFSIO workloads run on the "
+                 "embedded clusters only (their YARN cluster and class path"
+                 " are Maven's Hadoop); leave them out with --dfsio ''")
 
 
 def main(argv):
@@ -446,9 +455,10 @@ def run_workloads(bench):
 def clean_work(work):
     """Deletes the clusters, inputs and scratch files a run left under the
     work directory."""
-    for d in ("clusters", "inputs", "selftest", "apps-barrier"):
+    for d in ("clusters", "inputs", "selftest", "apps-barrier", "dfsio"):
         shutil.rmtree(os.path.join(work, d), ignore_errors=True)
-    for f in ("hadoop.classpath", "fanout.out", "apps-workload.jar"):
+    for f in ("hadoop-provided.classpath", "hadoop-test.classpath",
+              "fanout.out", "apps-workload.jar"):
         if os.path.exists(os.path.join(work, f)):
             os.unlink(os.path.join(work, f))
 

@@ -29,11 +29,11 @@ class Procs:
         if os.getppid() != self.parent:
             os._exit(1)
 
-    def spawn(self, argv, logpath=None, env=None, name=None):
+    def spawn(self, argv, logpath=None, env=None, name=None, cwd=None):
         out = open(logpath, "ab") if logpath else subprocess.DEVNULL
         try:
             p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out,
-                                 stderr=subprocess.STDOUT, env=env,
+                                 stderr=subprocess.STDOUT, env=env, cwd=cwd,
                                  start_new_session=True,
                                  preexec_fn=self._child_setup)
         finally:

@@ -25,17 +25,19 @@ DISTRIBUTIONS = ("auto", "fan-out", "chain", "hybrid")
 COMPARED = "ucx-"   # prefix of a --compare-distributions system
 
 
-def maven_classpath(work):
+def maven_classpath(work, scope="provided"):
     """(stock class path, drop-in jar): Hadoop 2.9.2's jars and their
     dependencies as Maven resolves them for hadoop-hdfs-rdma (as
     dev-support/put.sh), with nothing of hdfs-rdma on it (the bridge and
-    JUCX come with the drop-in jar), and the built drop-in jar."""
+    JUCX come with the drop-in jar), and the built drop-in jar. `scope`
+    "test": also the module's test dependencies (Hadoop's mini clusters
+    and its tests jars: YARN, MapReduce, TestDFSIO)."""
     os.makedirs(work, exist_ok=True)
-    cp_file = os.path.join(work, "hadoop.classpath")
+    cp_file = os.path.join(work, "hadoop-%s.classpath" % scope)
     subprocess.run(
         ["mvn", "-B", "-q", "-ntp", "-pl", "hadoop-hdfs-rdma",
          "dependency:build-classpath", "-Dmdep.outputFile=" + cp_file,
-         "-Dmdep.includeScope=provided"], cwd=REPO, check=True,
+         "-Dmdep.includeScope=" + scope], cwd=REPO, check=True,
         stdout=subprocess.DEVNULL)
     with open(cp_file) as f:
         jars = f.read().strip().split(":")
@@ -64,12 +66,20 @@ class Client:
                  rdma=None, opts=(), prefix=(), generic=()):
         self.system = system
         self.java = java
+        self.conf_dir = conf_dir
         self.classpath = "%s:%s" % (conf_dir, classpath)
         self.agent = agent
         self.rdma = rdma
         self.opts = list(opts)      # --client-opts, for every system alike
         self.prefix = list(prefix)  # --hosts: the client host's IPC namespace
         self.generic = list(generic)  # more -D options of FsShell
+
+    def on_classpath(self, classpath):
+        """This client with another class path after its configuration
+        directory."""
+        return Client(self.system, self.java, self.conf_dir, classpath,
+                      self.agent, self.rdma, self.opts, self.prefix,
+                      self.generic)
 
     def put_argv(self, rep, path, target, props=()):
         """The command line of one put of `path` to HDFS `target` at

@@ -38,7 +38,7 @@ class Workloads(unittest.TestCase):
              "wal-1K-r3", "wal-4K-r3", "wal-64K-r3", "wal-hsync-1K-r3",
              "wal-hsync-4K-r3", "wal-hsync-64K-r3", "wal8-1K-r3",
              "writers-1x512M-r3", "writers-2x512M-r3", "writers-4x512M-r3",
-             "writers-8x512M-r3"])
+             "writers-8x512M-r3", "dfsio-4x1G", "dfsio-16x256M"])
         by = {x.name: x for x in a.apps_list}
         self.assertEqual((by["writer-1M-r3"].files,
                           by["writer-128M-r1"].files), (1000, 16))
@@ -50,6 +50,9 @@ class Workloads(unittest.TestCase):
                          (8, "hflush"))
         self.assertEqual((by["writers-4x512M-r3"].jvms,
                           by["writers-4x512M-r3"].files), (4, 2))
+        d = by["dfsio-16x256M"]
+        self.assertEqual((d.kind, d.files, d.size, d.rep, d.jvms),
+                         ("dfsio", 16, 256 * MiB, 3, 1))
 
     def test_tiny_has_every_kind_and_few_files(self):
         a = parse_args(["--apps", "--tiny"])
@@ -64,12 +67,28 @@ class Workloads(unittest.TestCase):
                         "--wal-records", "8K", "--wal-seconds", "50",
                         "--wal-threads", "0", "--app-writers", "3",
                         "--app-writer-size", "64M",
-                        "--app-writer-files", "4"])
+                        "--app-writer-files", "4", "--dfsio", "3x1G,2x10M"])
+        # TestDFSIO keeps its maps and scales its files' size (whole MiB,
+        # at least one).
         self.assertEqual(
             [(x.name, x.files, x.seconds) for x in a.apps_list],
             [("writer-1M-r2", 10, None), ("writer-2M-r2", 1, None),
              ("wal-8K-r3", None, 1.0), ("wal-hsync-8K-r3", None, 1.0),
-             ("writers-3x64M-r3", 1, None)])
+             ("writers-3x64M-r3", 1, None), ("dfsio-3x10M", 3, None),
+             ("dfsio-2x1M", 2, None)])
+
+    def test_dfsio_sizes(self):
+        self.assertEqual(apps.parse_dfsio("4x1G, 16x256M"),
+                         [(4, 1 << 30), (16, 256 * MiB)])
+        self.assertEqual(self.names(["--dfsio", ""]), self.names([])[:-2])
+        for bad in ("4", "0x1G", "4x1K", "4x1536K", "x1G", "4x"):
+            with self.assertRaises(SystemExit, msg=bad):
+                parse_quietly(["--apps", "--dfsio", bad])
+
+    def test_dfsio_not_on_an_operators_cluster(self):
+        with self.assertRaises(SystemExit):
+            parse_quietly(["--apps", "--conf", "/tmp", "--apps-only",
+                           "dfsio-*"])
 
     def test_only(self):
         self.assertEqual(self.names(["--apps-only", "wal-*1K*,writers-2*"]),
@@ -294,12 +313,19 @@ class AppTargets(unittest.TestCase):
             comparison("writer-128M-r3", "writer", 128 * MiB,
                        ucx_stock_throughput_mb_s=1.5, ucx_stock_p99_ms=0.9),
             comparison("writers-2x512M-r3", "writers", 512 * MiB,
-                       ucx_stock_throughput_mb_s=0.1)]
+                       ucx_stock_throughput_mb_s=0.1),
+            comparison("dfsio-4x1G", "dfsio", 1 << 30,
+                       ucx_stock_throughput_mb_s=1.4),
+            comparison("dfsio-16x256M", "dfsio", 256 * MiB,
+                       ucx_stock_throughput_mb_s=1.2)]
         rows = targets.app_targets(comp)
         self.assertEqual([(r["result"], r["limit"]) for r in rows], [
             ("met", 0.70), ("missed (1 of 2)", 0.70),
             ("missed (1 of 2)", 1.4), ("missed (1 of 2)", 1.3),
-            ("met", 1.0), ("missed (1 of 3)", 1.0)])
+            ("met", 1.0), ("missed (1 of 3)", 1.0),
+            ("missed (1 of 2)", 1.3)])
+        self.assertEqual(rows[6]["measured"], "dfsio-4x1G 1.40, "
+                         "dfsio-16x256M 1.20")
         self.assertEqual(rows[0]["measured"], "wal-1K-r3 0.50, wal-4K-r3 "
                          "0.60")
         self.assertEqual(rows[3]["measured"], "writer-16M-r1 1.20, "
