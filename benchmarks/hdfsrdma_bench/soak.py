@@ -3,7 +3,9 @@
 drop-in jar as agent, UCX on) and long-lived client JVMs
 (org.hdfsrdma.hadoop.soak.SoakWriter, several writer threads each; the
 first JVM fans out, the second chains, and so on alternating), writing,
-reading back and deleting for --minutes. Every --interval-seconds it
+reading back and deleting for --minutes, and beside them short-lived
+client JVMs one after another (Churn), so that the DataNodes see clients
+come and go. Every --interval-seconds it
 samples every JVM, prints a table and at the end writes soak.csv,
 growth.csv and soak.png into --out. It fails on any byte that differs, any
 writer error, any JVM that died or left an hs_err file, a DataNode session
@@ -91,6 +93,12 @@ DISTRIBUTIONS = ("fan-out", "chain")
 JVM_BEAN = "Hadoop:service=DataNode,name=HdfsRdma"
 ACTIVITY_BEAN = "Hadoop:service=DataNode,name=DataNodeActivity-*"
 HEAP = "512m"
+# The short-lived clients (--churn-seconds): threads, largest file, bytes
+# kept before deleting the oldest, heap.
+CHURN_THREADS = 2
+CHURN_MAX_SIZE = 16 * MiB
+CHURN_KEEP_BYTES = 64 * MiB
+CHURN_HEAP = "256m"
 DRAIN_SECONDS = 3.0     # metrics period 1 s, cached for one period
 
 # quantity -> its growth bound; the reasons are in the docstring.
@@ -124,6 +132,12 @@ def parse_args(argv):
     ap.add_argument("--writers", default="2:8", metavar="JVMS:THREADS",
                     help="client JVMs and writer threads each (default "
                     "%(default)s)")
+    ap.add_argument("--churn-seconds", type=float, default=20.0,
+                    metavar="S", help="besides them, short-lived client "
+                    "JVMs one after another, each writing for S seconds "
+                    "and exiting, its files checked and deleted, so that "
+                    "the DataNodes see clients come and go (default "
+                    "%(default)s; 0: none)")
     ap.add_argument("--interval-seconds", type=float,
                     help="sample period (default: a tenth of the run, "
                     "between 5 and 60 s)")
@@ -146,6 +160,8 @@ def parse_args(argv):
     a.jvms, a.threads = int(m.group(1)), int(m.group(2))
     if a.minutes <= 0:
         ap.error("--minutes must be positive")
+    if a.churn_seconds < 0:
+        ap.error("--churn-seconds must be 0 (none) or positive")
     if a.interval_seconds is None:
         a.interval_seconds = min(60.0, max(5.0, a.minutes * 6.0))
     if a.minutes * 60 / a.interval_seconds < 5:
@@ -274,28 +290,99 @@ class Writer:
                     if t.startswith(("SOAK-ERROR", "SOAK-MISMATCH"))]
 
 
+def writer_argv(a, cluster, classpath, dropin, name, dist, threads,
+                seconds, seed, max_size, keep_bytes, heap=HEAP):
+    """The command line of a SoakWriter JVM writing under /soak/NAME."""
+    return [cluster.java, "-Xmx" + heap,
+            "-Djava.net.preferIPv4Stack=true"] \
+        + soak_jvm_opts(cluster.root, heap) + [
+            "-javaagent:" + dropin, "-cp", classpath, WRITER_CLASS,
+            "-D", "dfs.client.rdma.enabled=true",
+            "-D", "dfs.client.rdma.distribution=" + dist,
+            "-threads", str(threads), "-seconds", str(int(seconds)),
+            "-dir", "/soak/" + name, "-seed", str(seed),
+            "-max-size", str(max_size), "-keep-bytes", str(keep_bytes),
+            "-interval-seconds", str(a.interval_seconds)]
+
+
 def start_writers(a, cluster, procs, cp, test_classes, dropin, seconds):
     writers = []
+    classpath = "%s:%s:%s" % (cluster.conf, test_classes, cp)
     for i in range(a.jvms):
         dist = DISTRIBUTIONS[i % len(DISTRIBUTIONS)]
-        argv = [cluster.java, "-Xmx" + HEAP,
-                "-Djava.net.preferIPv4Stack=true"] \
-            + soak_jvm_opts(cluster.root, HEAP) + [
-                "-javaagent:" + dropin,
-                "-cp", "%s:%s:%s" % (cluster.conf, test_classes, cp),
-                WRITER_CLASS,
-                "-D", "dfs.client.rdma.enabled=true",
-                "-D", "dfs.client.rdma.distribution=" + dist,
-                "-threads", str(a.threads), "-seconds", str(int(seconds)),
-                "-dir", "/soak/client%d" % (i + 1), "-seed", str(i + 1),
-                "-max-size", str(a.max_size),
-                "-keep-bytes", str(a.keep_bytes),
-                "-interval-seconds", str(a.interval_seconds)]
-        path = os.path.join(cluster.root, "client%d.log" % (i + 1))
-        writers.append(Writer(i, procs.spawn(argv, path,
-                                             name="client%d" % (i + 1)),
-                              path, dist))
+        name = "client%d" % (i + 1)
+        argv = writer_argv(a, cluster, classpath, dropin, name, dist,
+                           a.threads, seconds, i + 1, a.max_size,
+                           a.keep_bytes)
+        path = os.path.join(cluster.root, name + ".log")
+        writers.append(Writer(i, procs.spawn(argv, path, name=name), path,
+                              dist))
     return writers
+
+
+class Churn:
+    """Short-lived client JVMs beside the long-lived writers, one after
+    another, as a YARN cluster's tasks come and go: each writes and reads
+    back for --churn-seconds with CHURN_THREADS threads, smaller files
+    (at most CHURN_MAX_SIZE), alternating fan-out and chain, and exits;
+    its end is checked as a writer's (status ok, bytes verified, no
+    error or mismatch) and its files are then deleted. What the
+    DataNodes keep per client (connections, mapped pool slabs, sessions)
+    must go with it: the growth rule judges the DataNodes' samples with
+    clients coming and going. Not sampled itself: it lives for less
+    than a sample's interval."""
+
+    def __init__(self, a, cluster, procs, classpath, dropin):
+        self.a = a
+        self.cluster = cluster
+        self.procs = procs
+        self.classpath = classpath
+        self.dropin = dropin
+        self.current = None
+        self.started = 0
+        self.ended = 0
+        self.verified = 0
+        self.failures = []
+
+    def poll(self, remaining):
+        """Collects the JVM that ended; starts the next one while more
+        than its lifetime (and an allowance to finish) remains."""
+        if self.current is not None and not self.procs.alive(
+                self.current.proc):
+            self.collect()
+        if self.current is None and remaining > self.a.churn_seconds + 10:
+            self.start()
+
+    def start(self):
+        i = self.started
+        name = "churn%d" % (i + 1)
+        dist = DISTRIBUTIONS[i % len(DISTRIBUTIONS)]
+        argv = writer_argv(self.a, self.cluster, self.classpath, self.dropin,
+                           name, dist, CHURN_THREADS, self.a.churn_seconds,
+                           1000 + i, min(self.a.max_size, CHURN_MAX_SIZE),
+                           CHURN_KEEP_BYTES, heap=CHURN_HEAP)
+        path = os.path.join(self.cluster.root, name + ".log")
+        self.current = Writer(i, self.procs.spawn(argv, path, name=name),
+                              path, dist)
+        self.current.name = name
+        self.started += 1
+
+    def collect(self):
+        w, self.current = self.current, None
+        end = w.last("SOAK-END")
+        if w.proc.returncode != 0 or end.get("status") != "ok":
+            self.failures.append("%s exited with %s (%s); see %s" % (
+                w.name, w.proc.returncode, end.get("status", "no SOAK-END"),
+                w.log))
+        elif not end.get("verified"):
+            self.failures.append("%s verified no bytes; see %s" % (
+                w.name, w.log))
+        self.failures.extend("%s: %s" % (w.name, line)
+                             for line in w.problems()[:5])
+        self.verified += end.get("verified") or 0
+        self.ended += 1
+        self.cluster.delete("/soak/" + w.name)
+
 
 
 # -- sampling --------------------------------------------------------------
@@ -532,9 +619,14 @@ def soak(a, procs, work, failures, rows):
     writers = start_writers(a, cluster, procs, cp, test_classes, dropin,
                             seconds)
     log("%d client JVMs x %d writer threads (%s), files up to %d MiB, "
-        "%g min, a sample every %g s"
+        "%g min, a sample every %g s; %s"
         % (a.jvms, a.threads, ", ".join(w.distribution for w in writers),
-           a.max_size // MiB, a.minutes, a.interval_seconds))
+           a.max_size // MiB, a.minutes, a.interval_seconds,
+           "a short-lived client JVM of %d threads at a time, %g s each"
+           % (CHURN_THREADS, a.churn_seconds) if a.churn_seconds
+           else "no short-lived clients"))
+    churn = Churn(a, cluster, procs, "%s:%s:%s" % (
+        cluster.conf, test_classes, cp), dropin) if a.churn_seconds else None
     sampler = Sampler(cluster, writers)
     sampler.rows = rows
     t0 = time.monotonic()
@@ -552,14 +644,19 @@ def soak(a, procs, work, failures, rows):
                     raise HarnessError(
                         "%s exited early (rc %s); see %s" % (
                             w.name, w.proc.returncode, w.log))
+            if churn:
+                churn.poll(seconds - (time.monotonic() - t0))
             sampler.tick()
             time.sleep(min(1.0, max(0.0, due - time.monotonic())))
         rows = sampler.sample(time.monotonic() - t0, str(i))
         print("\n[sample %d/%d, t=%.0f s]\n%s\n%s" % (
             i, n, time.monotonic() - t0, table(rows), writer_summary(rows)),
             flush=True)
-    # The writers finish the operation they are in, print SOAK-END, exit.
-    done = procs.wait_all([w.proc for w in writers], 300,
+    # The writers finish the operation they are in, print SOAK-END, exit;
+    # so does the last short-lived client (one wait for all: it reaps
+    # whichever exits first).
+    last = [churn.current.proc] if churn and churn.current else []
+    done = procs.wait_all([w.proc for w in writers] + last, 300,
                           cluster_pids={p.pid for p in daemons})
     for w in writers:
         rc = done[w.proc.pid][1]
@@ -571,6 +668,15 @@ def soak(a, procs, work, failures, rows):
             failures.append("%s: %s" % (w.name, line))
         if not end.get("verified"):
             failures.append("%s verified no bytes" % w.name)
+    if churn:
+        if churn.current is not None:
+            churn.collect()
+        failures.extend(churn.failures)
+        log("short-lived clients: %d started, %d ended, %d MiB verified%s"
+            % (churn.started, churn.ended, churn.verified // MiB,
+               "" if churn.failures else ", every one ok"))
+        if not churn.ended:
+            failures.append("no short-lived client JVM ran to its end")
     # What is left once every writer stopped: no DataNode session open.
     sampler.jvms = sampler.jvms[:1 + DATANODES]
     sampler.writers = []

@@ -1,10 +1,14 @@
 """The soak test's growth rule, its default file sizes, and how it reads
 a JVM's native memory, JNI references and shared-memory mappings."""
 
+import os
+import tempfile
+import types
 import unittest
 
 from hdfsrdma_bench.jvm_probe import parse_jni_refs, parse_nmt, shm_segments
-from hdfsrdma_bench.soak import default_max_size, growth, thirds
+from hdfsrdma_bench.soak import (CHURN_MAX_SIZE, Churn, default_max_size,
+                                 growth, thirds)
 from hdfsrdma_bench.units import MiB
 
 
@@ -94,3 +98,76 @@ Total: reserved=2012345KB, committed=670000KB
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class FakeProcs:
+    """Spawned processes that end when a test says so."""
+
+    def __init__(self):
+        self.spawned = []
+
+    def spawn(self, argv, path, name=None):
+        p = types.SimpleNamespace(pid=len(self.spawned) + 1, argv=argv,
+                                  returncode=None)
+        with open(path, "w"):
+            pass
+        self.spawned.append(p)
+        return p
+
+    def alive(self, p):
+        return p.returncode is None
+
+
+class ShortLivedClients(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.deleted = []
+        self.cluster = types.SimpleNamespace(
+            java="java", root=self.dir.name, conf="/conf",
+            delete=self.deleted.append)
+        self.procs = FakeProcs()
+        a = types.SimpleNamespace(churn_seconds=20.0, max_size=64 * MiB,
+                                  interval_seconds=5.0)
+        self.churn = Churn(a, self.cluster, self.procs, "/cp", "/dropin.jar")
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def end(self, n, rc, line):
+        with open(os.path.join(self.dir.name, "churn%d.log" % n), "a") as f:
+            f.write(line + "\n")
+        self.procs.spawned[n - 1].returncode = rc
+
+    def test_one_after_another_each_checked_and_deleted(self):
+        self.churn.poll(100)
+        self.churn.poll(99)
+        self.assertEqual(len(self.procs.spawned), 1)
+        argv = self.procs.spawned[0].argv
+        for opt, val in (("-dir", "/soak/churn1"), ("-threads", "2"),
+                         ("-seconds", "20"),
+                         ("-max-size", str(CHURN_MAX_SIZE)),
+                         ("-D", "dfs.client.rdma.enabled=true")):
+            self.assertEqual(argv[argv.index(opt) + 1], val, opt)
+        self.assertIn("dfs.client.rdma.distribution=fan-out", argv)
+        self.end(1, 0, "SOAK-END status=ok files=3 verified=4096")
+        self.churn.poll(80)
+        self.assertEqual(self.deleted, ["/soak/churn1"])
+        self.assertIn("dfs.client.rdma.distribution=chain",
+                      self.procs.spawned[1].argv)
+        self.end(2, 1, "SOAK-ERROR java.io.IOException: boom")
+        self.churn.poll(29)     # too little time left for a third
+        self.assertEqual((self.churn.started, self.churn.ended,
+                          self.churn.verified), (2, 2, 4096))
+        self.assertEqual(len(self.churn.failures), 2)
+        self.assertIn("churn2 exited with 1 (no SOAK-END)",
+                      self.churn.failures[0])
+        self.assertIn("churn2: SOAK-ERROR java.io.IOException: boom",
+                      self.churn.failures[1])
+        self.assertIsNone(self.churn.current)
+
+    def test_a_client_that_verified_nothing_fails(self):
+        self.churn.poll(100)
+        self.end(1, 0, "SOAK-END status=ok files=0 verified=0")
+        self.churn.poll(10)
+        self.assertEqual(len(self.churn.failures), 1)
+        self.assertIn("churn1 verified no bytes", self.churn.failures[0])
