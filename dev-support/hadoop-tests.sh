@@ -34,7 +34,10 @@ die() {
 release="$1"
 mode="$2"
 # Hadoop's write-path classes. Left out: two TestFileCreation methods that
-# fail on the stock jars of every release tried (2.9.2, 2.10.2), one
+# fail on the stock jars of every release tried (2.9.2, 2.10.2), a third
+# that races the NameNode's RPC metrics (the NameNode counts a refused
+# create only after answering it; 1 run in 10 under load, stock and UCX
+# alike), one
 # TestDataTransferProtocol method that fails on stock 3.4.2, and, with
 # UCX, testPacketTransmissionDelay, which delays DataNode 1's forwarding of
 # packets, something the UCX path does not do (hadoop-hdfs-rdma/README.md).
@@ -43,7 +46,7 @@ classes=$classes,TestPipelines,TestReplaceDatanodeOnFailure,TestFileAppend
 classes=$classes,TestFileAppend2,TestHFlush,TestWriteRead,TestCrcCorruption
 classes=$classes,TestFileCreation,TestDataTransferProtocol
 excluded='!TestFileCreation#testFileCreationNamenodeRestart'
-excluded="$excluded+testFileCreationSetLocalInterface"
+excluded="$excluded+testFileCreationSetLocalInterface+testOverwriteOpenForWrite"
 # Fails on the stock jars too, twice in a row on 3.4.2's (the
 # test reads the volume's reference count right after a write, while
 # the writer's DataXceiver may still hold its reference, "expected:<2>
