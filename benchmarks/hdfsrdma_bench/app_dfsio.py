@@ -14,8 +14,8 @@ import shutil
 import time
 
 from . import ucx_counters
-from .app_runs import (check_carried, diff, human_app, timeout_of,
-                       ucx_detail)
+from .app_runs import (batch_names, check_carried, diff, human_app,
+                       timeout_of, ucx_detail)
 from .apps import DFSIO_CLASS, parse_result, run_figures, workload_args
 from .harness import HarnessError
 from .systems import maven_classpath
@@ -73,13 +73,8 @@ def dfsio_batch(bench, system, app, run, jar, jvm_props=(), tag_prefix=""):
     checked and deleted; the run's row."""
     c = bench.cluster_of[system]
     client = yarn_client(bench, system)
-    c.wait_clean()
-    bench.seq += 1
-    tag = "%s%s-%s-%d" % (tag_prefix, app.name, system, run)
-    outdir = os.path.join(bench.out, "apps")
-    os.makedirs(outdir, exist_ok=True)
-    base = os.path.join(outdir, "%04d-%s" % (bench.seq, tag))
-    hdfs_dir = "%s/%s" % (c.bench_dir, tag)
+    tag, base, hdfs_dir = batch_names(bench, c, system, app, run,
+                                      tag_prefix)
     work = os.path.join(bench.work, "dfsio", tag)
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)

@@ -96,19 +96,28 @@ def brief(row):
                                       row["p99_ms"])
 
 
-def app_batch(bench, system, app, run, jar, jvm_props=(), tag_prefix=""):
-    """One run of `app` on `system`: its JVMs launched (`jvm_props`: more
-    options for each), waited for and checked, its files deleted; the
-    run's row."""
-    c = bench.cluster_of[system]
-    client = bench.clients[system]
+def batch_names(bench, c, system, app, run, tag_prefix):
+    """Waits until cluster `c` holds no files of earlier batches, then
+    names this batch: its tag, the path prefix of its local outputs (in
+    the run's apps/ directory, numbered in run order) and its HDFS
+    directory."""
     c.wait_clean()
     bench.seq += 1
     tag = "%s%s-%s-%d" % (tag_prefix, app.name, system, run)
     outdir = os.path.join(bench.out, "apps")
     os.makedirs(outdir, exist_ok=True)
     base = os.path.join(outdir, "%04d-%s" % (bench.seq, tag))
-    hdfs_dir = "%s/%s" % (c.bench_dir, tag)
+    return tag, base, "%s/%s" % (c.bench_dir, tag)
+
+
+def app_batch(bench, system, app, run, jar, jvm_props=(), tag_prefix=""):
+    """One run of `app` on `system`: its JVMs launched (`jvm_props`: more
+    options for each), waited for and checked, its files deleted; the
+    run's row."""
+    c = bench.cluster_of[system]
+    client = bench.clients[system]
+    tag, base, hdfs_dir = batch_names(bench, c, system, app, run,
+                                      tag_prefix)
     barrier = os.path.join(bench.work, "apps-barrier", tag) \
         if app.jvms > 1 else None
     if barrier:

@@ -170,8 +170,8 @@ def check_carried(bench, system, tag, jobs, delta, total, rep):
 
 def check_ucx(bench, jobs, delta, total, rep, where):
     """Whether the UCX puts moved all their bytes by UCX get: the client
-    sent every byte as descriptors, the DataNodes (their HdfsRdmaDataNode metrics) fetched
-    size x replication and took no replica over TCP."""
+    sent every byte as descriptors, the DataNodes (their HdfsRdmaDataNode
+    metrics) fetched size x replication and took no replica over TCP."""
     sent = sum(j["client_stats"].get(ucx_counters.STATS_SENT, 0) or 0
                for j in jobs)
     if not any(j["client_stats"] for j in jobs):

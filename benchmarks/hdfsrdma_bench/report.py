@@ -235,10 +235,10 @@ def cost_sections(summary, present, names):
 def carried_section(summary):
     """What UCX carried per put against what it should have."""
     out = ["", "## What UCX carried (per put, median)", "",
-           "UCX bytes fetched by the DataNodes (HdfsRdmaDataNode metrics) against size "
-           "x replication (0 where the UCX client's policy takes Hadoop's "
-           "pipeline between emulated hosts); jar puts must move 0 bytes "
-           "over UCX.", ""]
+           "UCX bytes fetched by the DataNodes (HdfsRdmaDataNode metrics) "
+           "against size x replication (0 where the UCX client's policy "
+           "takes Hadoop's pipeline between emulated hosts); jar puts must "
+           "move 0 bytes over UCX.", ""]
     out.append(md_table(
         ["size", "rep", "UCX bytes fetched / expected",
          "jar bytes over UCX (max)", "UCX transport"],

@@ -384,7 +384,6 @@ class Churn:
         self.cluster.delete("/soak/" + w.name)
 
 
-
 # -- sampling --------------------------------------------------------------
 
 class Sampler:
@@ -682,8 +681,8 @@ def soak(a, procs, work, failures, rows):
     sampler.writers = []
     time.sleep(DRAIN_SECONDS)
     rows = sampler.sample(time.monotonic() - t0, "drained")
-    print("\n[writers stopped, %.0f s later]\n%s" % (DRAIN_SECONDS,
-                                                      table(rows)))
+    print("\n[writers stopped, %.0f s later]\n%s"
+          % (DRAIN_SECONDS, table(rows)))
     for r in rows[1:]:
         if r.get("sessions"):
             failures.append("%s: %d UCX sessions still open after the "

@@ -139,10 +139,10 @@ def fanout(bench, size, rep):
             rep, text.strip()[-300:]))
         return {}
     lines = text.splitlines()
-    head = [i for i, l in enumerate(lines) if l.startswith("size,")]
+    head = [i for i, line in enumerate(lines) if line.startswith("size,")]
     rows = list(csv.DictReader(
-        [lines[head[-1]]] + [l for l in lines[head[-1] + 1:]
-                             if l[:1].isdigit()])) if head else []
+        [lines[head[-1]]] + [line for line in lines[head[-1] + 1:]
+                             if line[:1].isdigit()])) if head else []
     if not rows:
         bench.fail("ucx_fanout_bench printed no CSV row: %s" % text[-300:])
         return {}

@@ -86,8 +86,8 @@ class Targets(unittest.TestCase):
                       aggregate_ratio=1.3),
                  dict(writers=8, size="512M", rep=1, runs=3,
                       aggregate_ratio=0.5)]
-        rows = {r["target"]: r for r in t.targets(self.bench(), summary,
-                                                   scale)}
+        rows = {r["target"]: r
+                for r in t.targets(self.bench(), summary, scale)}
         self.assertEqual(len(rows), 9)
 
         def result(prefix):

@@ -10,6 +10,7 @@ import java.nio.channels.FileChannel;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -21,7 +22,6 @@ import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.util.Tool;
-import org.apache.hadoop.util.ToolRunner;
 
 /**
  * One client JVM of an application-shaped workload of
@@ -121,12 +121,10 @@ public final class AppWorkload extends Configured implements Tool {
     if (!mode.equals("writer") && !mode.equals("wal")) {
       throw new IllegalArgumentException("unknown mode " + mode);
     }
-    for (int i = 1; i < args.length; i += 2) {
-      if (i + 1 >= args.length) {
-        throw new IllegalArgumentException("no value for " + args[i]);
-      }
-      String v = args[i + 1];
-      switch (args[i]) {
+    for (Map.Entry<String, String> option
+        : ToolArgs.pairs(args, 1).entrySet()) {
+      String v = option.getValue();
+      switch (option.getKey()) {
       case "-dir":
         dir = new Path(v);
         break;
@@ -179,7 +177,7 @@ public final class AppWorkload extends Configured implements Tool {
         go = new File(v);
         break;
       default:
-        throw new IllegalArgumentException("unknown option " + args[i]);
+        throw new IllegalArgumentException("unknown option " + option.getKey());
       }
     }
     if (dir == null) {
@@ -504,16 +502,6 @@ public final class AppWorkload extends Configured implements Tool {
   }
 
   public static void main(String[] args) {
-    int rc;
-    try {
-      rc = ToolRunner.run(new Configuration(), new AppWorkload(), args);
-    } catch (Throwable e) {
-      System.out.println("APP-ERROR " + e);
-      e.printStackTrace(System.out);
-      rc = 1;
-    }
-    System.out.flush();
-    // The UCX runtime keeps threads: exit for them (and its totals line).
-    System.exit(rc);
+    ToolArgs.runAndExit(new AppWorkload(), args);
   }
 }

@@ -69,12 +69,10 @@ public final class DfsioOnYarn extends Configured implements Tool {
   private String name = "dfsio";
 
   private void parse(String[] args) {
-    for (int i = 0; i < args.length; i += 2) {
-      if (i + 1 >= args.length) {
-        throw new IllegalArgumentException("no value for " + args[i]);
-      }
-      String v = args[i + 1];
-      switch (args[i]) {
+    for (Map.Entry<String, String> option
+        : ToolArgs.pairs(args, 0).entrySet()) {
+      String v = option.getValue();
+      switch (option.getKey()) {
       case "-maps":
         maps = Integer.parseInt(v);
         break;
@@ -94,7 +92,7 @@ public final class DfsioOnYarn extends Configured implements Tool {
         name = v;
         break;
       default:
-        throw new IllegalArgumentException("unknown option " + args[i]);
+        throw new IllegalArgumentException("unknown option " + option.getKey());
       }
     }
     if (dir == null || maps < 1 || slots < 1 || size < (1 << 20)
@@ -259,15 +257,6 @@ public final class DfsioOnYarn extends Configured implements Tool {
   }
 
   public static void main(String[] args) {
-    int rc;
-    try {
-      rc = ToolRunner.run(new Configuration(), new DfsioOnYarn(), args);
-    } catch (Throwable e) {
-      System.out.println("APP-ERROR " + e);
-      e.printStackTrace(System.out);
-      rc = 1;
-    }
-    System.out.flush();
-    System.exit(rc);
+    ToolArgs.runAndExit(new DfsioOnYarn(), args);
   }
 }

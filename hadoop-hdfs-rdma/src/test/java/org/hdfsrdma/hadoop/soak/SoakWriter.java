@@ -8,6 +8,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -26,7 +27,7 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
 import org.apache.hadoop.util.Tool;
-import org.apache.hadoop.util.ToolRunner;
+import org.hdfsrdma.hadoop.bench.ToolArgs;
 
 /**
  * One long-lived client JVM of the soak test (dev-support/soak.sh): N
@@ -405,12 +406,10 @@ public final class SoakWriter extends Configured implements Tool {
   }
 
   private void parse(String[] args) {
-    for (int i = 0; i < args.length; i += 2) {
-      if (i + 1 >= args.length) {
-        throw new IllegalArgumentException("no value for " + args[i]);
-      }
-      String v = args[i + 1];
-      switch (args[i]) {
+    for (Map.Entry<String, String> option
+        : ToolArgs.pairs(args, 0).entrySet()) {
+      String v = option.getValue();
+      switch (option.getKey()) {
       case "-threads":
         threads = Integer.parseInt(v);
         break;
@@ -436,7 +435,7 @@ public final class SoakWriter extends Configured implements Tool {
         dir = new Path(v);
         break;
       default:
-        throw new IllegalArgumentException("unknown option " + args[i]);
+        throw new IllegalArgumentException("unknown option " + option.getKey());
       }
     }
   }
@@ -502,10 +501,7 @@ public final class SoakWriter extends Configured implements Tool {
     return ok ? 0 : 1;
   }
 
-  public static void main(String[] args) throws Exception {
-    int rc = ToolRunner.run(new Configuration(), new SoakWriter(), args);
-    System.out.flush();
-    // The UCX runtime and the metrics system keep threads: exit for them.
-    System.exit(rc);
+  public static void main(String[] args) {
+    ToolArgs.runAndExit(new SoakWriter(), args);
   }
 }
