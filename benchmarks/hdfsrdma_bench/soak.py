@@ -67,6 +67,16 @@ connects  +4       a client's UCX connections opened since start (a
                    counter): one per DataNode, made in warm-up; growth
                    means connections are being dropped and remade
 
+With short-lived clients (--churn-seconds), a DataNode's sysv, posix and
+conns bounds grow by CHURN_DN_EXTRA: whether a sample's peak holds none,
+one or two short-lived clients (the one ending and its successor) is
+chance, and each maps a few SysV segments (its UCX FIFO and pool slabs),
+a /dev/shm file and a connection in every DataNode it writes to. A 2-minute
+CI soak saw a DataNode's sysv peaks go 28, 29, 31 with one of them
+connected, and back to 25 once the writers stopped; a mapping leaked per
+short-lived client still exceeds the bound within the 60-minute soak
+(180 clients).
+
 OpenSessions (a DataNode's blocks being received over UCX) is work in
 flight and is judged after the writers stop instead: it must be 0."""
 
@@ -114,6 +124,9 @@ BOUNDS = {
     "conns": 2,
     "connects": 4,
 }
+# A DataNode's extra bounds with short-lived clients: two of them at once,
+# each up to 4 SysV segments, a /dev/shm file and a connection.
+CHURN_DN_EXTRA = {"sysv": 8, "posix": 2, "conns": 2}
 BYTE_QUANTITIES = ("rss", "native", "pool")
 PROC_KEYS = ("rss", "threads", "fds", "sysv", "posix")
 
@@ -504,9 +517,10 @@ def writer_summary(rows):
 
 # -- judging ---------------------------------------------------------------
 
-def judge_growth(rows):
+def judge_growth(rows, churn=False):
     """growth.csv's rows: the growth rule per JVM and quantity, over the
-    regular samples (not the drained one)."""
+    regular samples (not the drained one); `churn`: short-lived clients
+    came and went (a DataNode's bounds then add CHURN_DN_EXTRA)."""
     out = []
     regular = [r for r in rows if r["sample"] != "drained"]
     for jvm in sorted({r["jvm"] for r in regular},
@@ -514,6 +528,8 @@ def judge_growth(rows):
         series = [r for r in regular if r["jvm"] == jvm]
         ts = [r["t"] for r in series]
         for q, bound in BOUNDS.items():
+            if churn and jvm.startswith("dn"):
+                bound += CHURN_DN_EXTRA.get(q, 0)
             ys = [r.get(q) for r in series]
             if all(y is None for y in ys):
                 continue
@@ -728,7 +744,7 @@ def main(argv):
     for f in sorted(os.listdir(work)):
         if f.startswith("hs_err"):
             failures.append("a JVM crashed: %s" % os.path.join(work, f))
-    grows = judge_growth(rows) if rows else []
+    grows = judge_growth(rows, bool(a.churn_seconds)) if rows else []
     for g in grows:
         if g["verdict"] == "GROWS":
             failures.append("%s %s grew by %s after warm-up (bound %s)" % (

@@ -8,7 +8,7 @@ import unittest
 
 from hdfsrdma_bench.jvm_probe import parse_jni_refs, parse_nmt, shm_segments
 from hdfsrdma_bench.soak import (CHURN_MAX_SIZE, Churn, default_max_size,
-                                 growth, thirds)
+                                 growth, judge_growth, thirds)
 from hdfsrdma_bench.units import MiB
 
 
@@ -30,6 +30,27 @@ class Growth(unittest.TestCase):
         self.assertEqual(g["verdict"], "GROWS")
         self.assertEqual(g["growth"], 12)
         self.assertAlmostEqual(g["slope_per_min"], 20.0)
+
+    def test_short_lived_clients_widen_a_datanodes_mapping_bounds(self):
+        # dn1's SysV peaks in a 2-minute CI soak with short-lived clients:
+        # +3 between the thirds, and 25 once the writers had stopped.
+        sysv = [2, 25, 27, 27, 30, 28, 28, 29, 31, 31, 30]
+        rows = [dict(jvm=j, sample=i, t=12.0 * i, sysv=y)
+                for i, y in enumerate(sysv) for j in ("dn1", "client1")]
+
+        def verdicts(churn):
+            return {(g["jvm"], g["verdict"], g["bound"])
+                    for g in judge_growth(rows, churn)
+                    if g["quantity"] == "sysv"}
+        self.assertEqual(verdicts(False), {("dn1", "GROWS", 2),
+                                           ("client1", "GROWS", 2)})
+        self.assertEqual(verdicts(True), {("dn1", "ok", 10),
+                                          ("client1", "GROWS", 2)})
+        leak = [y + 3 * i for i, y in enumerate(sysv)]
+        rows = [dict(jvm="dn1", sample=i, t=12.0 * i, sysv=y)
+                for i, y in enumerate(leak)]
+        self.assertEqual([g["verdict"] for g in judge_growth(rows, True)
+                          if g["quantity"] == "sysv"], ["GROWS"])
 
     def test_warm_up_growth_is_not_judged(self):
         ys = [0, 100, 400, 700, 800, 800, 801, 799, 800, 802, 800]
