@@ -16,10 +16,12 @@ from .units import fmt, human
 # cell) where a workload has no such figure.
 METRICS = ("throughput_mb_s", "p50_ms", "p99_ms", "p999_ms",
            "records_per_s", "avg_io_rate_mb_s")
+# The idle client's figures (cores), compared by difference, not ratio.
+IDLE_METRICS = ("idle_client_cores", "idle_dn_cores", "idle_nn_cores")
 # More medians per workload and system.
 EXTRAS = ("elapsed_s", "files", "records", "measured_bytes", "client_cpu_s",
           "dn_cpu_s", "ucx_bytes_sent", "ucx_bytes_fetched",
-          "blocks_over_tcp", "dfsio_exec_s")
+          "blocks_over_tcp", "dfsio_exec_s") + IDLE_METRICS
 LOAD_WARNING = 0.5     # 1-minute load average at the start worth a warning
 
 
@@ -61,7 +63,8 @@ def rounded(v):
 
 def comparisons(apps, summary):
     """Per workload: its shape, the fewest runs of its systems, and the
-    ratios UCX/stock, jar/stock and UCX/jar of each figure's median."""
+    ratios UCX/stock, jar/stock and UCX/jar of each figure's median, and
+    for the idle figures the differences (ucx_minus_stock_...)."""
     out = []
     for app in apps:
         m = {r["system"]: r for r in summary if r["workload"] == app.name}
@@ -74,6 +77,10 @@ def comparisons(apps, summary):
             for k in METRICS:
                 row["%s_%s_%s" % (a, b, k)] = ratio(
                     m.get(a, {}).get(k), m.get(b, {}).get(k))
+            for k in IDLE_METRICS:
+                x, y = m.get(a, {}).get(k), m.get(b, {}).get(k)
+                row["%s_minus_%s_%s" % (a, b, k)] = None \
+                    if x is None or y is None else round(x - y, 4)
         out.append(row)
     return out
 
@@ -112,6 +119,7 @@ def summary_md(bench, summary, comp, target_rows):
     out += wal_section(apps, m, c, present, names)
     out += writers_section(apps, m, c, present, names)
     out += dfsio_section(apps, m, c, present, names)
+    out += idle_section(apps, m, c, present, names)
     out += ["## Targets", "",
             "Ratios of medians in this run; the targets ask for medians of "
             ">= %d runs. Reported, never enforced." % TARGET_RUNS, "",
@@ -267,6 +275,30 @@ def dfsio_section(apps, m, c, present, names):
                       "MB/s %s" % names, "UCX/stock", "jar/stock",
                       "avg IO rate MB/s %s" % names, "UCX/stock",
                       "jar/stock", "job s %s" % names], rows), ""]
+
+
+def idle_section(apps, m, c, present, names):
+    sel = [x for x in apps if x.kind == "idle"]
+    if not sel:
+        return []
+    rows = []
+    for x in sel:
+        row = [x.name, "%g" % x.seconds, str(c[x.name]["runs"])]
+        for k in IDLE_METRICS:
+            row += [per_system(m, x.name, k, present, 4),
+                    fmt(c[x.name].get("ucx_minus_stock_" + k), 4)]
+        rows.append(row)
+    return ["## Idle client", "",
+            "One client JVM writes two files (so it has connected to the "
+            "DataNodes and, with UCX, started UCX), then holds its "
+            "FileSystem open without a call; cores used meanwhile, read "
+            "from /proc: the client JVM, each DataNode (the cluster's "
+            "DataNodes over their number), the NameNode.", "",
+            md_table(["workload", "idle s", "runs",
+                      "client cores %s" % names, "UCX - stock",
+                      "DataNode cores %s" % names, "UCX - stock",
+                      "NameNode cores %s" % names, "UCX - stock"], rows),
+            ""]
 
 
 def carried_section(apps, m, present):

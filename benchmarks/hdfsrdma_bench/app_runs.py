@@ -19,12 +19,16 @@ from . import ucx_counters
 from .apps import (WORKLOAD_CLASS, WORKLOAD_PACKAGE, parse_result,
                    read_latencies, run_figures, workload_args)
 from .harness import REPO, HarnessError, log
-from .units import human
+from .measurement import cpu_seconds
+from .units import fmt, human
 from .workloads import run_order
 
 TEST_CLASSES = os.path.join(REPO, "hadoop-hdfs-rdma", "target",
                             "test-classes")
 READY_TIMEOUT = 300.0
+# The idle client's CPU is read until IDLE_MARGIN s before its idle phase
+# ends, so the window never takes in its verification or exit.
+IDLE_MARGIN = 1.0
 
 
 def workload_jar(bench):
@@ -92,6 +96,9 @@ def brief(row):
         return "%.1f MB/s, average IO rate %.1f MB/s, job %.0f s" % (
             row["throughput_mb_s"], row["avg_io_rate_mb_s"],
             row["dfsio_exec_s"])
+    if row["kind"] == "idle":
+        return "idle: client %s cores, %s per DataNode" % (
+            fmt(row["idle_client_cores"], 4), fmt(row["idle_dn_cores"], 4))
     return "%.1f MB/s p99 %.1f ms" % (row["throughput_mb_s"],
                                       row["p99_ms"])
 
@@ -119,7 +126,7 @@ def app_batch(bench, system, app, run, jar, jvm_props=(), tag_prefix=""):
     tag, base, hdfs_dir = batch_names(bench, c, system, app, run,
                                       tag_prefix)
     barrier = os.path.join(bench.work, "apps-barrier", tag) \
-        if app.jvms > 1 else None
+        if app.jvms > 1 or app.kind == "idle" else None
     if barrier:
         shutil.rmtree(barrier, ignore_errors=True)
         os.makedirs(barrier)
@@ -141,6 +148,8 @@ def app_batch(bench, system, app, run, jar, jvm_props=(), tag_prefix=""):
         j["proc"] = bench.procs.spawn(j["argv"], j["log"],
                                       name="%s %s" % (system, app.name))
     go_ns = release(bench, jobs, barrier) if barrier else None
+    idle = idle_cores(bench, c, jobs[0], app.seconds) \
+        if app.kind == "idle" else {}
     done = bench.procs.wait_all([j["proc"] for j in jobs],
                                 timeout_of(app), bench.cluster_pids)
     end_ns = time.monotonic_ns()
@@ -180,11 +189,41 @@ def app_batch(bench, system, app, run, jar, jvm_props=(), tag_prefix=""):
                dn_cpu_s=diff(after_dn, before_dn),
                nn_cpu_s=diff(after_nn, before_nn),
                verified_bytes=sum(r["verified_bytes"] for r in results))
+    row.update(idle)
     row.update(check_carried(bench, system, app, jobs, delta))
     if system == "ucx":
         row.update(ucx_detail(jobs, delta))
     row["lat_files"] = " ".join(os.path.basename(j["lat"]) for j in jobs)
     return row
+
+
+def idle_cores(bench, c, job, seconds):
+    """The cores an idle client JVM (`job`, just let go into its idle
+    phase of `seconds`) and the DataNodes and NameNode of its cluster
+    use, read from /proc over all but the last IDLE_MARGIN s of that
+    phase: idle_client_cores, idle_dn_cores (per DataNode),
+    idle_nn_cores; None where a process cannot be read from here."""
+    proc = job["proc"]
+
+    def sample():
+        if not bench.procs.alive(proc):
+            raise HarnessError("the idle AppWorkload JVM exited during its "
+                               "idle phase (rc %s); see %s"
+                               % (proc.returncode, job["log"]))
+        return (time.monotonic(), cpu_seconds(proc.pid), c.dn_cpu(),
+                c.nn_cpu())
+    t0, cpu0, dn0, nn0 = sample()
+    time.sleep(max(0.5, seconds - IDLE_MARGIN))
+    t1, cpu1, dn1, nn1 = sample()
+    span = t1 - t0
+    dns = len(c.dn_pids or ())
+
+    def cores(a, b, n=1):
+        return None if a is None or b is None or not n else \
+            round((b - a) / span / n, 4)
+    return dict(idle_client_cores=cores(cpu0, cpu1),
+                idle_dn_cores=cores(dn0, dn1, dns),
+                idle_nn_cores=cores(nn0, nn1))
 
 
 def ucx_detail(jobs, delta, stats=None):
@@ -231,7 +270,7 @@ def timeout_of(app):
     """How long a batch may take: start-up, warm-up and verification
     allowance, plus its writing at 5 MB/s per replica or its logs'
     duration."""
-    if app.kind == "wal":
+    if app.kind in ("wal", "idle"):
         return 600 + app.seconds * 2
     if app.kind == "dfsio":     # and the YARN cluster's start, the job's
         return 900 + app.files * app.size * app.rep / 5e6
@@ -337,5 +376,8 @@ def human_app(app):
     if app.kind == "dfsio":
         return "TestDFSIO write on YARN, %d maps x %s at rep %d" % (
             app.files, human(app.size), app.rep)
+    if app.kind == "idle":
+        return "a client idle for %g s after 2 files of %s at rep %d" % (
+            app.seconds, human(app.size), app.rep)
     return "%d JVM(s) x %d files of %s at rep %d" % (
         app.jvms, app.files, human(app.size), app.rep)

@@ -22,6 +22,11 @@ file as the put sweep's FsShell:
   (dfsio-4x1G); the throughput and average IO rate TestDFSIO reports.
   One JVM (org.hdfsrdma.hadoop.bench.DfsioOnYarn) runs the YARN cluster
   and submits the job; app_dfsio.py runs it.
+- idle: one JVM writes its warm-up files at replication 3 (so it has
+  connected to the DataNodes and, with UCX, started UCX), then keeps its
+  FileSystem open without a call for D seconds (idle-r3); the cores its
+  process and the DataNodes use meanwhile, which the harness reads from
+  /proc.
 """
 
 import argparse
@@ -36,7 +41,7 @@ from .units import MiB, human, parse_size
 
 WORKLOAD_CLASS = "org.hdfsrdma.hadoop.bench.AppWorkload"
 WORKLOAD_PACKAGE = "org/hdfsrdma/hadoop/bench/"
-KINDS = ("writer", "wal", "writers", "dfsio")
+KINDS = ("writer", "wal", "writers", "dfsio", "idle")
 DFSIO_CLASS = "org.hdfsrdma.hadoop.bench.DfsioOnYarn"
 # Map tasks of a TestDFSIO job that run at once: two cores hold four map
 # JVMs busy writing; more only queue for the CPU and the JVMs' start-up.
@@ -48,11 +53,13 @@ LOG_REP = 3        # the logs and the concurrent writers: replication 3
 WARMUP_SIZE = 16 * MiB
 WARMUP_BYTES = 32 * MiB
 WARMUP_SECONDS = 2.0
+# The idle client's warm-up files: two of IDLE_WARMUP_SIZE.
+IDLE_WARMUP_SIZE = 16 * MiB
 
 # One workload: kind (KINDS); size: the file size (writer, writers) or
 # the record size (wal); rep; files: per JVM (writer, writers); seconds
-# (wal); threads: logs in the JVM (wal); jvms (writers); sync: hflush or
-# hsync (wal).
+# (wal, idle); threads: logs in the JVM (wal); jvms (writers); sync: hflush
+# or hsync (wal).
 App = collections.namedtuple(
     "App", "name kind size rep files seconds threads jvms sync")
 
@@ -82,6 +89,11 @@ def dfsio(maps, size):
                maps, None, 1, 1, None)
 
 
+def idle(seconds):
+    return App("idle-r%d" % LOG_REP, "idle", IDLE_WARMUP_SIZE, LOG_REP,
+               None, seconds, 1, 1, None)
+
+
 def scaled(n, factor):
     """A count scaled by --apps-scale, at least 1."""
     return max(1, int(round(n * factor)))
@@ -91,7 +103,8 @@ def workloads(a):
     """Every workload the options describe, in the order a run measures
     them (each file count and duration scaled by a.apps_scale): the
     writer at each replication and size, the hflush logs, the hsync logs,
-    the log of a.wal_threads threads, the concurrent writers."""
+    the log of a.wal_threads threads, the concurrent writers, the
+    TestDFSIO jobs, the idle client."""
     f = a.apps_scale
     out = [writer(size, rep, scaled(n, f)) for rep in a.app_reps
            for size, n in a.app_files]
@@ -104,6 +117,8 @@ def workloads(a):
     out += [writers(n, a.app_writer_size, scaled(a.app_writer_files, f))
             for n in a.app_writers]
     out += [dfsio(n, scaled_mib(size, f)) for n, size in a.dfsio]
+    if a.idle_seconds > 0:
+        out.append(idle(max(1.0, a.idle_seconds * f)))
     return out
 
 
@@ -170,6 +185,8 @@ def warmup_args(app):
     if app.kind == "wal":
         return ["-warmup-seconds", "%g" % min(WARMUP_SECONDS,
                                               app.seconds)]
+    if app.kind == "idle":
+        return ["-warmup-files", "2", "-warmup-size", str(app.size)]
     size = min(app.size, WARMUP_SIZE)
     files = max(2, min(32, WARMUP_BYTES // size))
     return ["-warmup-files", str(files), "-warmup-size", str(size)]
@@ -187,6 +204,9 @@ def workload_args(app, hdfs_dir, lat_file):
                 "-record", str(app.size), "-sync", app.sync,
                 "-threads", str(app.threads), "-seconds",
                 "%g" % app.seconds]
+    elif app.kind == "idle":
+        args = ["idle", "-dir", hdfs_dir, "-rep", str(app.rep),
+                "-seconds", "%g" % app.seconds]
     else:
         args = ["writer", "-dir", hdfs_dir, "-rep", str(app.rep),
                 "-files", str(app.files), "-size", str(app.size)]
@@ -252,7 +272,7 @@ def run_figures(app, results, lat):
     records = sum(r["records"] for r in results)
     out = dict(elapsed_s=round(secs, 4),
                throughput_mb_s=round(measured / 1e6 / secs, 3)
-               if secs > 0 else None,
+               if secs > 0 and app.kind != "idle" else None,
                p50_ms=round3(p50), p99_ms=round3(p99),
                p999_ms=round3(p999) if app.kind == "wal" else None,
                records=records if app.kind == "wal" else None,

@@ -170,6 +170,10 @@ def add_app_options(ap):
                    "tasks (%d at once) each writing a file of SIZE at "
                    "replication 3 (default 4x1G,16x256M; --tiny 2x16M; '' "
                    "none)" % apps.DFSIO_SLOTS)
+    g.add_argument("--idle-seconds", metavar="S", type=float,
+                   help="how long the idle client holds its FileSystem "
+                   "open without a call while its CPU and the DataNodes' "
+                   "is read (default 30; --tiny 3; 0: no idle client)")
     g.add_argument("--app-writer-files", metavar="N", type=int,
                    help="files each of their JVMs writes (default 2; "
                    "--tiny 1)")
@@ -318,7 +322,8 @@ def check_app_args(ap, a):
     app_opts = [o for o in ("apps_only", "app_files", "app_reps",
                             "wal_records", "wal_seconds", "wal_threads",
                             "app_writers", "app_writer_size",
-                            "app_writer_files", "apps_profile", "dfsio")
+                            "app_writer_files", "apps_profile", "dfsio",
+                            "idle_seconds")
                 if o in a.given] + (["apps_scale"] if a.apps_scale != 1.0
                                     else [])
     if not a.apps:
@@ -337,7 +342,7 @@ def check_app_args(ap, a):
     if (a.wal_seconds <= 0 or min(a.app_reps + a.app_writers
                                   + [a.app_writer_files]) < 1
             or min(a.wal_records + [a.app_writer_size]) < 1
-            or a.wal_threads < 0):
+            or a.wal_threads < 0 or a.idle_seconds < 0):
         ap.error("--apps: counts, sizes and seconds must be positive")
     try:
         a.apps_list = apps.select(apps.workloads(a), a.apps_only)

@@ -1,5 +1,6 @@
 """The targets the runs are judged by, each a limit on a ratio of
-medians (UCX against stock or jar), and the judging: which target applies
+medians (UCX against stock or jar) or, for idle processes, on a
+difference, and the judging: which target applies
 to which rows of the summary (the put sweep's, or --apps' workloads), the
 values it covers, the worst of them, and met / missed / not measured. A
 missed target is reported, never enforced."""
@@ -39,6 +40,10 @@ APP_WRITER_P99_TARGET = 1.0
 # TestDFSIO write (dfsio workloads): the throughput TestDFSIO reports at
 # least APP_DFSIO_TARGET of stock's.
 APP_DFSIO_TARGET = 1.3
+# The idle client (idle workload): the cores an idle UCX client JVM uses,
+# and an idle UCX DataNode, at most APP_IDLE_TARGET more than stock's
+# (a difference of medians, in cores).
+APP_IDLE_TARGET = 0.01
 
 
 def in_large(size):
@@ -67,11 +72,13 @@ def wall_target(size, rep):
     return min(limits) if limits else None
 
 
-def judge(text, limit, sense, values, runs, note="", stock_skipped=False):
+def judge(text, limit, sense, values, runs, note="", stock_skipped=False,
+          digits=2):
     """One target's row of targets.csv. values: [(where, value or None)];
     sense "<=" or ">="; runs: the fewest runs behind a value;
     stock_skipped: the run had no stock system (--conf without
-    --stock-classpath), which explains a target on stock not measured."""
+    --stock-classpath), which explains a target on stock not measured;
+    digits: of the measured values as the row shows them."""
     got = [(w, v) for w, v in values if v is not None]
     if not got:
         result = "not measured"
@@ -90,7 +97,7 @@ def judge(text, limit, sense, values, runs, note="", stock_skipped=False):
     if not got and stock_skipped and "stock" in text:
         note = "no stock system (--stock-classpath); " + note
     return dict(target=text, limit=limit, sense=sense,
-                measured=", ".join("%s %s" % (w, fmt(v))
+                measured=", ".join("%s %s" % (w, fmt(v, digits))
                                    for w, v in values) or "n/a",
                 worst=None if worst is None else round(worst, 4),
                 result=result, note=note.strip("; "))
@@ -175,11 +182,11 @@ def app_targets(comparisons, stock_skipped=False):
     none is "not measured". Never fails a run."""
     out = []
 
-    def add(text, limit, sense, rows, key):
+    def add(text, limit, sense, rows, key, digits=2):
         out.append(judge(text, limit, sense,
                          [(r["workload"], r.get(key)) for r in rows],
                          min([r["runs"] for r in rows] or [0]),
-                         stock_skipped=stock_skipped))
+                         stock_skipped=stock_skipped, digits=digits))
 
     logs = [r for r in comparisons if r["kind"] == "wal"
             and r["sync"] == "hflush" and r["threads"] == 1
@@ -204,4 +211,9 @@ def app_targets(comparisons, stock_skipped=False):
     add("TestDFSIO write on YARN: throughput, UCX/stock", APP_DFSIO_TARGET,
         ">=", [r for r in comparisons if r["kind"] == "dfsio"],
         "ucx_stock_throughput_mb_s")
+    idle = [r for r in comparisons if r["kind"] == "idle"]
+    for who, key in (("client JVM", "idle_client_cores"),
+                     ("DataNode", "idle_dn_cores")):
+        add("idle %s: cores, UCX - stock" % who, APP_IDLE_TARGET, "<=",
+            idle, "ucx_minus_stock_" + key, digits=4)
     return out

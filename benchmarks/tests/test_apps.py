@@ -8,12 +8,15 @@ import contextlib
 import io
 import os
 import struct
+import subprocess
+import sys
 import tempfile
 import types
 import unittest
 
 from hdfsrdma_bench import apps, app_report, app_runs, targets
 from hdfsrdma_bench.cli import parse_args
+from hdfsrdma_bench.harness import HarnessError
 from hdfsrdma_bench.stats import percentile
 from hdfsrdma_bench.systems import Client
 from hdfsrdma_bench.units import KiB, MiB
@@ -38,7 +41,8 @@ class Workloads(unittest.TestCase):
              "wal-1K-r3", "wal-4K-r3", "wal-64K-r3", "wal-hsync-1K-r3",
              "wal-hsync-4K-r3", "wal-hsync-64K-r3", "wal8-1K-r3",
              "writers-1x512M-r3", "writers-2x512M-r3", "writers-4x512M-r3",
-             "writers-8x512M-r3", "dfsio-4x1G", "dfsio-16x256M"])
+             "writers-8x512M-r3", "dfsio-4x1G", "dfsio-16x256M",
+             "idle-r3"])
         by = {x.name: x for x in a.apps_list}
         self.assertEqual((by["writer-1M-r3"].files,
                           by["writer-128M-r1"].files), (1000, 16))
@@ -53,6 +57,9 @@ class Workloads(unittest.TestCase):
         d = by["dfsio-16x256M"]
         self.assertEqual((d.kind, d.files, d.size, d.rep, d.jvms),
                          ("dfsio", 16, 256 * MiB, 3, 1))
+        i = by["idle-r3"]
+        self.assertEqual((i.kind, i.seconds, i.rep, i.size, i.jvms),
+                         ("idle", 30.0, 3, 16 * MiB, 1))
 
     def test_tiny_has_every_kind_and_few_files(self):
         a = parse_args(["--apps", "--tiny"])
@@ -67,7 +74,8 @@ class Workloads(unittest.TestCase):
                         "--wal-records", "8K", "--wal-seconds", "50",
                         "--wal-threads", "0", "--app-writers", "3",
                         "--app-writer-size", "64M",
-                        "--app-writer-files", "4", "--dfsio", "3x1G,2x10M"])
+                        "--app-writer-files", "4", "--dfsio", "3x1G,2x10M",
+                        "--idle-seconds", "20"])
         # TestDFSIO keeps its maps and scales its files' size (whole MiB,
         # at least one).
         self.assertEqual(
@@ -75,12 +83,13 @@ class Workloads(unittest.TestCase):
             [("writer-1M-r2", 10, None), ("writer-2M-r2", 1, None),
              ("wal-8K-r3", None, 1.0), ("wal-hsync-8K-r3", None, 1.0),
              ("writers-3x64M-r3", 1, None), ("dfsio-3x10M", 3, None),
-             ("dfsio-2x1M", 2, None)])
+             ("dfsio-2x1M", 2, None), ("idle-r3", None, 1.0)])
 
     def test_dfsio_sizes(self):
         self.assertEqual(apps.parse_dfsio("4x1G, 16x256M"),
                          [(4, 1 << 30), (16, 256 * MiB)])
-        self.assertEqual(self.names(["--dfsio", ""]), self.names([])[:-2])
+        self.assertEqual(self.names(["--dfsio", ""]),
+                         [n for n in self.names([]) if "dfsio" not in n])
         for bad in ("4", "0x1G", "4x1K", "4x1536K", "x1G", "4x"):
             with self.assertRaises(SystemExit, msg=bad):
                 parse_quietly(["--apps", "--dfsio", bad])
@@ -281,6 +290,30 @@ class Summary(unittest.TestCase):
         self.assertIn("wal-cdf.png", text)
         self.assertEqual(app_report.writers_section(
             self.apps, m, cm, present, ""), [])
+        self.assertEqual(app_report.idle_section(
+            self.apps, m, cm, present, ""), [])
+
+    def test_idle_client_compared_by_difference(self):
+        idle = [apps.idle(30.0)]
+        rows = [run_row("idle-r3", s, run, idle_client_cores=c + run / 1e4,
+                        idle_dn_cores=d, idle_nn_cores=0.002)
+                for run in (1, 2, 3)
+                for s, c, d in (("stock", 0.003, 0.004),
+                                ("jar", 0.003, 0.006),
+                                ("ucx", 0.01, 0.009))]
+        s = app_report.app_summary(idle, ["stock", "jar", "ucx"], rows)
+        c = app_report.comparisons(idle, s)
+        self.assertEqual(c[0]["ucx_minus_stock_idle_client_cores"], 0.007)
+        self.assertEqual(c[0]["ucx_minus_stock_idle_dn_cores"], 0.005)
+        self.assertEqual(c[0]["jar_minus_stock_idle_nn_cores"], 0.0)
+        m = {(r["workload"], r["system"]): r for r in s}
+        text = "\n".join(app_report.idle_section(
+            idle, m, {r["workload"]: r for r in c},
+            ["stock", "jar", "ucx"], "stock / jar / UCX"))
+        self.assertIn("| idle-r3 | 30 | 3 | 0.0032 / 0.0032 / 0.0102 | "
+                      "0.0070 | 0.0040 / 0.0060 / 0.0090 | 0.0050 |", text)
+        t = targets.app_targets(c)
+        self.assertEqual([r["result"] for r in t[-2:]], ["met", "met"])
 
 
 def comparison(workload, kind, size, sync=None, threads=1, runs=3, **r):
@@ -317,13 +350,20 @@ class AppTargets(unittest.TestCase):
             comparison("dfsio-4x1G", "dfsio", 1 << 30,
                        ucx_stock_throughput_mb_s=1.4),
             comparison("dfsio-16x256M", "dfsio", 256 * MiB,
-                       ucx_stock_throughput_mb_s=1.2)]
+                       ucx_stock_throughput_mb_s=1.2),
+            comparison("idle-r3", "idle", 16 * MiB,
+                       ucx_minus_stock_idle_client_cores=0.004,
+                       ucx_minus_stock_idle_dn_cores=0.012)]
         rows = targets.app_targets(comp)
         self.assertEqual([(r["result"], r["limit"]) for r in rows], [
             ("met", 0.70), ("missed (1 of 2)", 0.70),
             ("missed (1 of 2)", 1.4), ("missed (1 of 2)", 1.3),
             ("met", 1.0), ("missed (1 of 3)", 1.0),
-            ("missed (1 of 2)", 1.3)])
+            ("missed (1 of 2)", 1.3), ("met", 0.01),
+            ("missed (1 of 1)", 0.01)])
+        self.assertEqual(rows[8]["target"],
+                         "idle DataNode: cores, UCX - stock")
+        self.assertEqual(rows[8]["measured"], "idle-r3 0.0120")
         self.assertEqual(rows[6]["measured"], "dfsio-4x1G 1.40, "
                          "dfsio-16x256M 1.20")
         self.assertEqual(rows[0]["measured"], "wal-1K-r3 0.50, wal-4K-r3 "
@@ -406,6 +446,38 @@ class Carried(unittest.TestCase):
         self.assertEqual(b.failures, [])
         self.assertEqual(len(b.warnings), 1)   # BytesWritten is off
         self.assertIsNone(cols["ucx_bytes_sent"])
+
+
+class IdleCores(unittest.TestCase):
+    """app_runs.idle_cores on a live process (a busy-looping Python) and
+    a cluster whose DataNodes' CPU counters move by a known amount."""
+
+    def test_cores_of_a_busy_client_and_per_datanode(self):
+        busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        try:
+            dn = iter([10.0, 10.3])
+            c = types.SimpleNamespace(dn_pids=[1, 2, 3], nn_pid=None,
+                                      dn_cpu=lambda: next(dn),
+                                      nn_cpu=lambda: None)
+            b = types.SimpleNamespace(procs=types.SimpleNamespace(
+                alive=lambda p: p.poll() is None))
+            got = app_runs.idle_cores(b, c, dict(proc=busy, log="x"),
+                                      app_runs.IDLE_MARGIN + 1.0)
+        finally:
+            busy.kill()
+            busy.wait()
+        self.assertGreater(got["idle_client_cores"], 0.05)
+        self.assertLessEqual(got["idle_client_cores"], 1.1)
+        self.assertAlmostEqual(got["idle_dn_cores"], 0.1, delta=0.02)
+        self.assertIsNone(got["idle_nn_cores"])
+
+    def test_a_client_that_exits_fails_the_batch(self):
+        gone = subprocess.Popen(["true"])
+        gone.wait()
+        b = types.SimpleNamespace(procs=types.SimpleNamespace(
+            alive=lambda p: p.poll() is None))
+        with self.assertRaises(HarnessError):
+            app_runs.idle_cores(b, None, dict(proc=gone, log="x"), 2.0)
 
 
 class UcxDetail(unittest.TestCase):

@@ -35,7 +35,7 @@ import org.apache.hadoop.util.Tool;
  * harness runs it from a jar of this package only, nothing else of
  * hdfs-rdma on its class path.
  *
- * <p>Two modes, the first argument after Hadoop's generic options:
+ * <p>Three modes, the first argument after Hadoop's generic options:
  * <ul>
  * <li>{@code writer}: writes {@code -files} files of {@code -size} bytes
  * at replication {@code -rep}, one after the other, in writes of
@@ -46,6 +46,10 @@ import org.apache.hadoop.util.Tool;
  * calling {@code hflush} (or {@code hsync}: {@code -sync hsync}) after
  * every record, for {@code -seconds}; times each record from before its
  * {@code write} to the return of its flush.</li>
+ * <li>{@code idle}: after its warm-up, which connects it to the DataNodes
+ * (and starts UCX), keeps its FileSystem open without a call for
+ * {@code -seconds}, as a long-lived application does between writes; the
+ * harness reads the JVM's CPU and the DataNodes' meanwhile.</li>
  * </ul>
  * Warm-up first, unrecorded ({@code -warmup-files} files of
  * {@code -warmup-size} bytes; for logs {@code -warmup-seconds} of
@@ -115,10 +119,12 @@ public final class AppWorkload extends Configured implements Tool {
 
   private void parse(String[] args) {
     if (args.length == 0) {
-      throw new IllegalArgumentException("usage: writer|wal -dir PATH ...");
+      throw new IllegalArgumentException(
+          "usage: writer|wal|idle -dir PATH ...");
     }
     mode = args[0];
-    if (!mode.equals("writer") && !mode.equals("wal")) {
+    if (!mode.equals("writer") && !mode.equals("wal")
+        && !mode.equals("idle")) {
       throw new IllegalArgumentException("unknown mode " + mode);
     }
     for (Map.Entry<String, String> option
@@ -177,7 +183,8 @@ public final class AppWorkload extends Configured implements Tool {
         go = new File(v);
         break;
       default:
-        throw new IllegalArgumentException("unknown option " + option.getKey());
+        throw new IllegalArgumentException(
+            "unknown option " + option.getKey());
       }
     }
     if (dir == null) {
@@ -393,6 +400,25 @@ public final class AppWorkload extends Configured implements Tool {
     }
   }
 
+  // -- idle -----------------------------------------------------------------
+
+  private void idle() throws Exception {
+    AppContent content = new AppContent(Math.max(writeSize, READ_CHUNK));
+    for (int i = 0; i < warmupFiles; i++) {
+      writeFile(content, new Path(dir, "warmup-" + i), -1 - i, warmupSize);
+    }
+    awaitGo();
+    startNanos = System.nanoTime();
+    TimeUnit.NANOSECONDS.sleep((long) (seconds * 1e9));
+    endNanos = System.nanoTime();
+    byte[] buf = new byte[READ_CHUNK];
+    for (int i = 0; i < warmupFiles; i++) {
+      Path p = new Path(dir, "warmup-" + i);
+      check(p, warmupSize);
+      compare(content, p, AppContent.shift(-1 - i), 0, warmupSize, buf);
+    }
+  }
+
   // -- shared ---------------------------------------------------------------
 
   /** With -ready and -go: says it is ready and waits for the go file. */
@@ -489,8 +515,10 @@ public final class AppWorkload extends Configured implements Tool {
         mode, dir, rep, conf.get("dfs.client.rdma.enabled", "unset"));
     if (mode.equals("writer")) {
       writer();
-    } else {
+    } else if (mode.equals("wal")) {
       wal();
+    } else {
+      idle();
     }
     writeLatencies();
     out.printf(Locale.ROOT, "APP-RESULT mode=%s start_ns=%d end_ns=%d"
