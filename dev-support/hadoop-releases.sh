@@ -153,10 +153,12 @@ digest() {
 # third-party packages under org.apache.hadoop.shaded, so a reference to
 # one (a Guava class, say) would break there.
 check_shaded() {
-  local release="$1" shaded="$2" compiled="$work/$1/classes"
-  local relocated="$work/$1/relocated"
+  local release="$1" shaded="$2" offline="$3" compiled="$work/$1/classes"
+  local relocated="$work/$1/relocated" offline_env=()
+  [ "$offline" = true ] && offline_env=(MAVEN_OFFLINE=1)
   rm -rf "$relocated"
-  "$top/dev-support/relocate.sh" "$compiled" "$relocated" \
+  env "${offline_env[@]}" "$top/dev-support/relocate.sh" "$compiled" \
+    "$relocated" \
     "$top/dev-support/relocate/hadoop-client.mapping" > "$work/$1/relocate.log"
   local cls
   while read -r cls; do
@@ -227,7 +229,7 @@ build() {
   while read -r release sources series layer protobuf shaded; do
     resolve "$release" "$sources" "$offline" "$shaded"
     build_release "$classes" "$release" "$series" "$layer" "$protobuf"
-    [ "$shaded" = - ] || check_shaded "$release" "$shaded"
+    [ "$shaded" = - ] || check_shaded "$release" "$shaded" "$offline"
     record_release "$classes" "$release" "$shaded" >> "$body"
     all="$all $release"
     echo "hadoop-releases.sh: $release: $(find "$work/$release/classes" \

@@ -14,9 +14,10 @@
 #
 # Compiles dev-support/relocate/Relocate.java into dev-support/relocate/
 # target/ on first use, against ASM 9.5 (asm, asm-commons, asm-tree: the
-# ASM that maven-shade-plugin 3.5.1 uses, already in ~/.m2). The class path
-# comes from `mvn -o dependency:build-classpath` on a generated pom: no
-# network. If ~/.m2 lacks ASM 9.5, run the same command once without -o.
+# ASM that maven-shade-plugin 3.5.1 uses). The class path comes from
+# `mvn dependency:build-classpath` on a generated pom, which downloads ASM
+# into ~/.m2 on a fresh machine; with MAVEN_OFFLINE set (as an offline
+# build sets it) that Maven runs with -o.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")/relocate" && pwd)"
@@ -66,10 +67,12 @@ if [ ! -s "$cp_file" ]; then
   </dependencies>
 </project>
 EOF
-  mvn -B -q -o -Dstyle.color=never -f "$target/pom.xml" \
+  flags=(-B -q -ntp)
+  [ -n "${MAVEN_OFFLINE:-}" ] && flags+=(-o)
+  mvn "${flags[@]}" -Dstyle.color=never -f "$target/pom.xml" \
     "$dependency_plugin:build-classpath" \
     -Dmdep.outputFile="$cp_file" >&2 \
-    || die "could not resolve ASM $asm_version offline (see above)"
+    || die "could not resolve ASM $asm_version (see above)"
 fi
 classpath="$(cat "$cp_file")"
 
