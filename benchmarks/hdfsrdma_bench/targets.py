@@ -15,7 +15,7 @@ from .units import GiB, KiB, MiB, fmt, human
 TARGET_RUNS = 3
 LARGE = (512 * MiB, 5 * GiB)            # the "512 MiB to 5 GiB" range
 WALL_TARGET_ALL = 1.00                  # UCX/stock, sizes of --small, 1-5 GiB
-WALL_TARGET_LARGE = {3: 0.80, 1: 0.95}  # UCX/stock, LARGE, by replication
+WALL_TARGET_LARGE = {3: 0.75, 1: 0.85}  # UCX/stock, LARGE, by replication
 WALL_TARGET_SMALL = 1.05                # UCX/stock, 1 MiB and 16 MiB
 DN_CPU_TARGET = 0.75                    # DataNode CPU/GiB UCX/stock, rep 3
 CLIENT_CPU_TARGET = 1.00                # client CPU/GiB UCX/jar

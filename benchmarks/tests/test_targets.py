@@ -13,9 +13,9 @@ class WallTargets(unittest.TestCase):
     def test_the_strictest_limit_binds(self):
         self.assertEqual(t.wall_targets(MiB, 3), [1.00, 1.05])
         self.assertEqual(t.wall_target(MiB, 3), 1.00)
-        self.assertEqual(t.wall_target(512 * MiB, 3), 0.80)
-        self.assertEqual(t.wall_target(5 * GiB, 1), 0.95)
-        self.assertEqual(t.wall_target(2 * GiB, 3), 0.80)
+        self.assertEqual(t.wall_target(512 * MiB, 3), 0.75)
+        self.assertEqual(t.wall_target(5 * GiB, 1), 0.85)
+        self.assertEqual(t.wall_target(2 * GiB, 3), 0.75)
 
     def test_small_files_at_any_replication(self):
         self.assertEqual(t.wall_targets(16 * MiB, 2), [1.05])
