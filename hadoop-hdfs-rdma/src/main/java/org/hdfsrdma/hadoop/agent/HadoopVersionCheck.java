@@ -25,9 +25,8 @@ public final class HadoopVersionCheck {
    */
   public static List<String> supported() {
     try {
-      return Collections.unmodifiableList(new ArrayList<String>(
-          PatchedGroups.load(HadoopVersionCheck.class.getClassLoader())
-              .releases.keySet()));
+      return Collections.unmodifiableList(
+          new ArrayList<String>(PatchState.releases()));
     } catch (IOException e) {
       return Collections.emptyList();
     }

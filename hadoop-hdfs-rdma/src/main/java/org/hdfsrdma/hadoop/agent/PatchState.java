@@ -120,6 +120,14 @@ public final class PatchState {
     return groups;
   }
 
+  /**
+   * The Hadoop releases the jar carries classes for, in order; read from
+   * the jar once per JVM.
+   */
+  static java.util.Set<String> releases() throws java.io.IOException {
+    return groups(loader()).releases.keySet();
+  }
+
   private static ClassLoader loader() {
     ClassLoader l = PatchState.class.getClassLoader();
     return l != null ? l : ClassLoader.getSystemClassLoader();

@@ -38,6 +38,9 @@ import java.util.WeakHashMap;
  */
 final class PatchTransformer implements ClassFileTransformer {
 
+  /** Whose loading starts the {@link WarmUp}. */
+  private static final String DFS_CLIENT = "org/apache/hadoop/hdfs/DFSClient";
+
   private final PatchedGroups groups;
   private final ClassLoader ours;
   private final URL ownLocation;
@@ -66,6 +69,9 @@ final class PatchTransformer implements ClassFileTransformer {
       byte[] classFile) {
     if (className == null || classBeingRedefined != null) {
       return null;
+    }
+    if (running != null && loader == ours && DFS_CLIENT.equals(className)) {
+      WarmUp.startOnce(); // an HDFS client starts: pay UCX's costs early
     }
     if (running != null && loader == ours
         && running.layer.contains(className)) {

@@ -1,0 +1,74 @@
+package org.hdfsrdma.hadoop.agent;
+
+import org.hdfsrdma.hadoop.protocol.SessionIds;
+import org.hdfsrdma.hadoop.protocol.WriteRequest;
+import org.hdfsrdma.ucx.UcxLibrary;
+
+/**
+ * Pays a JVM's one-time costs of its first UCX stream early, on a daemon
+ * thread, while the application is still setting up its HDFS client:
+ * loading UCX's native libraries, the JCE's first HMAC and
+ * {@code SecureRandom}, which the first pipeline's request and session ids
+ * need, and the jar's list of releases, which the UCX runtime checks.
+ * Profiled on a 1 MiB {@code hdfs dfs -put}, these took about 50 ms of the
+ * first block's set-up, which waits for them; here they overlap the
+ * NameNode's first calls. It hides wall time, not CPU.
+ *
+ * <p>The agent starts it when Hadoop's {@code DFSClient} class loads
+ * ({@link PatchTransformer}), so a JVM that never opens HDFS pays nothing,
+ * and nothing of UCX is created here (no context, worker or thread of UCX's
+ * own: those depend on the client's configuration, and a JVM that only
+ * reads needs none). Never throws.
+ */
+public final class WarmUp {
+
+  /** The warm-up thread's name. */
+  public static final String THREAD_NAME = "hdfs-rdma-warm-up";
+
+  private static Thread thread;
+  private static volatile String outcome;
+
+  private WarmUp() {
+  }
+
+  /** Starts the warm-up thread unless it was started before. */
+  static synchronized void startOnce() {
+    if (thread != null) {
+      return;
+    }
+    try {
+      Thread t = new Thread(WarmUp::run, THREAD_NAME);
+      t.setDaemon(true);
+      t.start();
+      thread = t;
+    } catch (Throwable e) {
+      outcome = "not started: " + e;
+    }
+  }
+
+  /**
+   * What the warm-up did, or null while it has not finished (or was never
+   * started).
+   */
+  public static String outcome() {
+    return outcome;
+  }
+
+  private static void run() {
+    StringBuilder did = new StringBuilder();
+    try {
+      String ucx = UcxLibrary.unavailableReason();
+      did.append(ucx == null ? "UCX libraries loaded"
+          : "UCX libraries unusable (" + ucx + ")");
+      WriteRequest request = WriteRequest.create(65536, 0);
+      SessionIds.of(null, request.getNonce(), "warm-up", "warm-up:0", 0, 0);
+      did.append(", HMAC and SecureRandom ready");
+      HadoopVersionCheck.supported();
+    } catch (Throwable e) {
+      // Whatever failed fails again, with its own message, where it is
+      // needed; the warm-up only says so.
+      did.append(did.length() == 0 ? "" : ", ").append("failed: ").append(e);
+    }
+    outcome = did.toString();
+  }
+}
