@@ -15,7 +15,7 @@ import time
 
 from . import apps
 from .app_report import finish_apps, load_line
-from .app_runs import run_apps
+from .app_runs import run_apps, workload_jar
 from .apps_profile import profile_apps
 from .flamegraphs import flamegraphs
 from .harness import BENCHMARKS, HarnessError, log, warn
@@ -401,6 +401,9 @@ def measure(bench):
             if a.conf_self_test:
                 scratch, a.conf, cp = start_scratch(a, bench.procs)
                 probe, before = probe_namespace(a, cp)
+            if a.apps:
+                # Before any cluster starts: a missing build fails first.
+                workload_jar(bench)
             if a.conf:
                 connect_existing(bench)
             else:
