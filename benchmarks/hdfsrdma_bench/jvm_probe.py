@@ -28,8 +28,61 @@ def proc_status(pid):
             int(threads.group(1)) if threads else 0)
 
 
+# Threads that exist while a block or a stream is being written, by the
+# name the kernel knows (a Java thread's name cut to 15 characters, set
+# when it starts and when it renames itself): a DataNode's DataXceiver and
+# PacketResponder per block, a client's DataStreamer and ResponseProcessor
+# per stream. Hadoop's Daemon threads are "Thread-N" until they name
+# themselves (a DataStreamer until it streams its first block).
+WORK_THREAD = re.compile(r"DataXceiver for|PacketResponder|DataStreamer fo|"
+                         r"ResponseProcess|Thread-\d+$")
+
+
+def work_threads(pid):
+    """How many of the threads of `pid` are doing a block's or a stream's
+    work (WORK_THREAD); threads that end while being read are skipped."""
+    n = 0
+    task = "/proc/%d/task" % pid
+    for tid in os.listdir(task):
+        try:
+            with open("%s/%s/comm" % (task, tid)) as f:
+                if WORK_THREAD.match(f.read().rstrip("\n")):
+                    n += 1
+        except OSError:
+            pass
+    return n
+
+
+def fd_kinds(targets):
+    """Open files by kind, from the targets of /proc/PID/fd's links: all;
+    io, the ones that come and go with the I/O in flight (block and meta
+    files, sockets, pipes of child processes, and the epoll and eventfd
+    pairs of Java NIO selectors, which Hadoop pools per socket timeout);
+    blocks (block and meta files) and sockets among them."""
+    out = dict(all=0, io=0, blocks=0, sockets=0)
+    for t in targets:
+        out["all"] += 1
+        if "/blk_" in t:
+            out["blocks"] += 1
+        elif t.startswith("socket:"):
+            out["sockets"] += 1
+        elif not (t.startswith("pipe:") or t in (
+                "anon_inode:[eventpoll]", "anon_inode:[eventfd]")):
+            continue
+        out["io"] += 1
+    return out
+
+
 def open_fds(pid):
-    return len(os.listdir("/proc/%d/fd" % pid))
+    """fd_kinds of the files `pid` has open."""
+    fd = "/proc/%d/fd" % pid
+    targets = []
+    for n in os.listdir(fd):
+        try:
+            targets.append(os.readlink("%s/%s" % (fd, n)))
+        except OSError:
+            pass
+    return fd_kinds(targets)
 
 
 def shm_segments(maps_text):
@@ -51,25 +104,40 @@ def shm_segments(maps_text):
 
 
 def proc_sample(pid):
-    """The /proc quantities of a live JVM: rss (bytes), threads, fds,
-    sysv and posix (segments mapped)."""
+    """The /proc quantities of a live JVM: rss (bytes); threads_all and
+    threads, the latter without the threads of blocks and streams in
+    flight (work_threads); fds_all and fds, the latter without the files
+    of I/O in flight (fd_kinds), and of those block_fds and sockets; sysv
+    and posix (segments mapped)."""
     rss, threads = proc_status(pid)
+    work = work_threads(pid)
+    fds = open_fds(pid)
     with open("/proc/%d/maps" % pid) as f:
         sysv, posix = shm_segments(f.read())
-    return dict(rss=rss, threads=threads, fds=open_fds(pid), sysv=sysv,
-                posix=posix)
+    return dict(rss=rss, threads_all=threads, work_threads=work,
+                threads=threads - work, fds_all=fds["all"],
+                fds=fds["all"] - fds["io"], block_fds=fds["blocks"],
+                sockets=fds["sockets"], sysv=sysv, posix=posix)
+
+
+# NMT categories of the JIT: compiled code, and the arenas compilations
+# allocate from. Rarely taken paths still get compiled minutes after
+# warm-up, a few MiB at a time; RSS still counts them.
+JIT_CATEGORIES = ("Code", "Compiler", "Arena Chunk")
 
 
 def parse_nmt(text):
-    """Bytes committed in total and by the Java heap, from the output of
-    `VM.native_memory summary` (KB units): (total, heap), or None."""
+    """Bytes committed outside the Java heap, from the output of
+    `VM.native_memory summary` (KB units): (all of it, the part outside
+    the JIT's JIT_CATEGORIES), or None."""
     total = re.search(r"^Total: reserved=\d+KB, committed=(\d+)KB", text,
                       re.M)
-    heap = re.search(r"Java Heap \(reserved=\d+KB, committed=(\d+)KB\)",
-                     text)
-    if not total or not heap:
+    cats = {m.group(1): int(m.group(2)) * 1024 for m in re.finditer(
+        r"^-\s+(\S.*?) \(reserved=\d+KB, committed=(\d+)KB", text, re.M)}
+    if not total or "Java Heap" not in cats:
         return None
-    return int(total.group(1)) * 1024, int(heap.group(1)) * 1024
+    outside = int(total.group(1)) * 1024 - cats["Java Heap"]
+    return outside, outside - sum(cats.get(c, 0) for c in JIT_CATEGORIES)
 
 
 def parse_jni_refs(text):
@@ -140,15 +208,16 @@ def jcmd(pid, command):
 
 
 def jvm_sample(pid):
-    """What the attach mechanism says of JVM `pid`: native (bytes
+    """What the attach mechanism says of JVM `pid`: native_all (bytes
     committed outside the Java heap, by native memory tracking; the JVM
-    needs -XX:NativeMemoryTracking=summary) and jni_refs (JNI global
-    references). A value that cannot be read is None."""
-    out = {"native": None, "jni_refs": None}
+    needs -XX:NativeMemoryTracking=summary), native (the same without the
+    JIT's) and jni_refs (JNI global references). A value that cannot be
+    read is None."""
+    out = {"native_all": None, "native": None, "jni_refs": None}
     nmt = jcmd(pid, "VM.native_memory summary")
     parsed = parse_nmt(nmt) if nmt else None
     if parsed:
-        out["native"] = parsed[0] - parsed[1]
+        out["native_all"], out["native"] = parsed
     dump = jcmd(pid, "Thread.print")
     if dump:
         out["jni_refs"] = parse_jni_refs(dump)

@@ -6,9 +6,11 @@ import tempfile
 import types
 import unittest
 
-from hdfsrdma_bench.jvm_probe import parse_jni_refs, parse_nmt, shm_segments
-from hdfsrdma_bench.soak import (CHURN_MAX_SIZE, Churn, default_max_size,
-                                 growth, judge_growth, thirds)
+from hdfsrdma_bench.jvm_probe import (WORK_THREAD, fd_kinds, parse_jni_refs,
+                                      parse_nmt, shm_segments)
+from hdfsrdma_bench.soak import (CHURN_MAX_SIZE, SOCKETS_AFTER, Churn,
+                                 default_max_size, drain_failures, growth,
+                                 judge_growth, thirds)
 from hdfsrdma_bench.units import MiB
 
 
@@ -72,6 +74,31 @@ class Growth(unittest.TestCase):
         self.assertEqual(growth(self.ts, ys, 0)["verdict"], "n/a")
 
 
+class Drained(unittest.TestCase):
+    first = [dict(jvm="dn1", sample="0", sockets=9),
+             dict(jvm="dn2", sample="0", sockets=9)]
+
+    def test_a_clean_datanode_passes(self):
+        after = [dict(jvm="dn1", sample="drained", sessions=0,
+                      work_threads=0, block_fds=0, sockets=9 + SOCKETS_AFTER),
+                 dict(jvm="dn2", sample="drained", sessions=0,
+                      work_threads=0, block_fds=0, sockets=12)]
+        self.assertEqual(drain_failures(self.first + after, after), [])
+
+    def test_what_a_block_or_a_socket_left_behind_fails(self):
+        after = [dict(jvm="dn1", sample="drained", sessions=1,
+                      work_threads=2, block_fds=0, sockets=9),
+                 dict(jvm="dn2", sample="drained", sessions=0,
+                      work_threads=0, block_fds=2,
+                      sockets=10 + SOCKETS_AFTER)]
+        self.assertEqual(drain_failures(self.first + after, after), [
+            "dn1: 1 UCX sessions left after the writers stopped",
+            "dn1: 2 threads of blocks left after the writers stopped",
+            "dn2: 2 block files left after the writers stopped",
+            "dn2: %d sockets after the writers stopped, 9 before they "
+            "started (bound +%d)" % (10 + SOCKETS_AFTER, SOCKETS_AFTER)])
+
+
 class MaxSize(unittest.TestCase):
     def test_scaled_to_the_run(self):
         self.assertEqual(default_max_size(0.5), 4 * MiB)
@@ -94,9 +121,36 @@ Total: reserved=2012345KB, committed=670000KB
 
 -                 Java Heap (reserved=524288KB, committed=524288KB)
                             (mmap: reserved=524288KB, committed=524288KB)
+
+-                     Class (reserved=1048832KB, committed=9000KB)
+                            (classes #12000)
+-                      Code (reserved=247736KB, committed=30000KB)
+                            (mmap: reserved=245760KB, committed=28000KB)
+-                  Compiler (reserved=2000KB, committed=2000KB)
+-               Arena Chunk (reserved=5000KB, committed=5000KB)
+-                     Other (reserved=40000KB, committed=40000KB)
 """
-        self.assertEqual(parse_nmt(text), (670000 * 1024, 524288 * 1024))
+        # All outside the heap, and the same without the JIT's categories.
+        self.assertEqual(parse_nmt(text), (145712 * 1024, 108712 * 1024))
         self.assertIsNone(parse_nmt("Native memory tracking is not enabled"))
+
+    def test_threads_of_blocks_and_streams(self):
+        work = ["DataXceiver for", "PacketResponder", "DataStreamer fo",
+                "ResponseProcess", "Thread-17"]
+        other = ["IPC Server hand", "hdfs-rdma-progr", "Thread-1x",
+                 "soak-writer-3", "async", "pool-3-thread-1"]
+        self.assertEqual([bool(WORK_THREAD.match(n)) for n in work + other],
+                         [True] * len(work) + [False] * len(other))
+
+    def test_files_of_io_in_flight(self):
+        targets = [
+            "/data/current/BP-1/current/rbw/blk_1073741825",
+            "/data/current/BP-1/current/rbw/blk_1073741825_1001.meta",
+            "socket:[123]", "socket:[124]", "pipe:[55]",
+            "anon_inode:[eventpoll]", "anon_inode:[eventfd]",
+            "anon_inode:[timerfd]", "/dev/shm/ucx_shm_1", "/x/dropin.jar"]
+        self.assertEqual(fd_kinds(targets), dict(all=10, io=7, blocks=2,
+                                                 sockets=2))
 
     def test_jni_global_refs(self):
         self.assertEqual(parse_jni_refs('"VM Thread" os_prio=0\n\n'
