@@ -191,7 +191,13 @@ def parse_args(argv):
     ap.add_argument("--work", help="work directory (default: a new "
                     "directory under /tmp)")
     ap.add_argument("--keep", action="store_true",
-                    help="keep the work directory (logs, DataNode storage)")
+                    help="keep the work directory (logs, DataNode storage;"
+                    " a failed run keeps its logs without this)")
+    ap.add_argument("--block-state-log", action="store_true",
+                    help="the NameNode logs every replica's state change "
+                    "(Hadoop's BlockStateChange logger at DEBUG: replicas "
+                    "added, marked corrupt, invalidated), to tell in which "
+                    "order a block's reports arrived")
     a = ap.parse_args(argv)
     m = re.fullmatch(r"(\d+):(\d+)", a.writers)
     if not m or int(m.group(1)) < 1 or int(m.group(2)) < 1:
@@ -280,9 +286,28 @@ class SoakCluster(Cluster):
     native memory tracking, a fixed pre-touched heap (RSS growth is then
     growth outside the heap) and fatal error files in the work directory."""
 
+    block_state_log = False
+
     def jvm(self, *args, heap=HEAP, props=(), host=None):
         return super().jvm(*args, heap=heap, props=list(soak_jvm_opts(
             self.root, heap)) + list(props), host=host)
+
+    def write_conf(self):
+        super().write_conf()
+        if self.block_state_log:
+            with open(os.path.join(self.conf, "log4j.properties"), "a") as f:
+                f.write("log4j.logger.BlockStateChange=DEBUG\n")
+
+
+def keep_logs_only(work):
+    """Deletes what a failed run's work directory holds but its logs (the
+    JVMs' *.log and hs_err files): DataNode storage is gigabytes."""
+    for name in os.listdir(work):
+        path = os.path.join(work, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        elif not name.endswith(".log"):
+            os.unlink(path)
 
 
 def soak_jvm_opts(root, heap):
@@ -698,6 +723,7 @@ def soak(a, procs, work, failures, rows):
     java = shutil.which("java")
     cp = hadoop_classpath()
     cluster = SoakCluster("soak", work, java, cp, True, procs, agent=dropin)
+    cluster.block_state_log = a.block_state_log
     cluster.write_conf()
     boot(cluster, procs)
     seconds = a.minutes * 60
@@ -833,6 +859,9 @@ def main(argv):
                                " plot)"))
     if a.keep:
         log("work directory kept: %s" % work)
+    elif failures:
+        keep_logs_only(work)
+        log("the logs of the failed run are kept: %s/*.log" % work)
     else:
         shutil.rmtree(work, ignore_errors=True)
     log("%.1f min in all" % ((time.monotonic() - started) / 60))

@@ -10,7 +10,7 @@ from hdfsrdma_bench.jvm_probe import (WORK_THREAD, fd_kinds, parse_jni_refs,
                                       parse_nmt, shm_segments)
 from hdfsrdma_bench.soak import (CHURN_MAX_SIZE, SOCKETS_AFTER, Churn,
                                  default_max_size, drain_failures, growth,
-                                 judge_growth, thirds)
+                                 judge_growth, keep_logs_only, thirds)
 from hdfsrdma_bench.units import MiB
 
 
@@ -97,6 +97,20 @@ class Drained(unittest.TestCase):
             "dn2: 2 block files left after the writers stopped",
             "dn2: %d sockets after the writers stopped, 9 before they "
             "started (bound +%d)" % (10 + SOCKETS_AFTER, SOCKETS_AFTER)])
+
+
+class FailedRunKeepsItsLogs(unittest.TestCase):
+    def test_logs_stay_storage_goes(self):
+        with tempfile.TemporaryDirectory() as work:
+            for d in ("data1/current", "conf"):
+                os.makedirs(os.path.join(work, d))
+            for f in ("client1.log", "nn.log", "hs_err_pid7.log",
+                      "data1/current/blk_1", "format.out"):
+                with open(os.path.join(work, f), "w"):
+                    pass
+            keep_logs_only(work)
+            self.assertEqual(sorted(os.listdir(work)),
+                             ["client1.log", "hs_err_pid7.log", "nn.log"])
 
 
 class MaxSize(unittest.TestCase):
