@@ -237,6 +237,7 @@ class Cluster(Hdfs):
     127.0.0.1 with ports picked here, started and stopped by the harness."""
 
     loopback_redirects = True
+    extra_conf = ()         # (key, value) pairs added to hdfs-site.xml
 
     def __init__(self, name, root, java, classpath, ucx, procs, agent=None,
                  hosts=None):
@@ -296,6 +297,7 @@ class Cluster(Hdfs):
                 # The DataNodes also serve clients that force UCX over
                 # tcp (--ucx-tcp); clients keep the default (no tcp).
                 hdfs += [("dfs.datanode.rdma.allow-emulated-gets", "true")]
+        hdfs += list(self.extra_conf)
         for fname, text in (("core-site.xml", xml_conf(core)),
                             ("hdfs-site.xml", xml_conf(hdfs)),
                             ("log4j.properties", LOG4J),

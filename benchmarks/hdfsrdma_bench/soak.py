@@ -1,16 +1,15 @@
 """The soak test (dev-support/soak.sh): a NameNode and four DataNodes
-(clusters.Cluster, each its own JVM on Hadoop 2.9.2's stock jars with the
-drop-in jar as agent, UCX on) and long-lived client JVMs
-(org.hdfsrdma.hadoop.soak.SoakWriter, several writer threads each; the
-first JVM fans out, the second chains, and so on alternating), writing,
-reading back and deleting for --minutes, and beside them short-lived
-client JVMs one after another (Churn), so that the DataNodes see clients
-come and go. Every --interval-seconds it
-samples every JVM, prints a table and at the end writes soak.csv,
-growth.csv and soak.png into --out. It fails on any byte that differs, any
-writer error, any JVM that died or left an hs_err file, a DataNode session
-still open after the writers stopped, or a quantity still growing after
-warm-up.
+(clusters.Cluster, each its own JVM on a Hadoop release's stock jars,
+--hadoop, 3.4.2 by default, with the drop-in jar as agent, UCX on) and
+long-lived client JVMs (org.hdfsrdma.hadoop.soak.SoakWriter, several writer
+threads each; the first JVM fans out, the second chains, and so on
+alternating), writing, reading back and deleting for --minutes, and beside
+them short-lived client JVMs one after another (Churn), so that the DataNodes
+see clients come and go. Every --interval-seconds it samples every JVM, prints
+a table and at the end writes soak.csv, growth.csv and soak.png into --out. It
+fails on any byte that differs, any writer error, any JVM that died or left an
+hs_err file, a DataNode session still open after the writers stopped, or a
+quantity still growing after warm-up.
 
 Growth rule. Samples are taken at t=0 (writers starting) and every
 interval. The first third (rounded up) is warm-up: pools fill, the JIT
@@ -198,7 +197,23 @@ def parse_args(argv):
                     "(Hadoop's BlockStateChange logger at DEBUG: replicas "
                     "added, marked corrupt, invalidated), to tell in which "
                     "order a block's reports arrived")
+    ap.add_argument("--hadoop", default="3.4.2", metavar="RELEASE",
+                    help="the Hadoop release every JVM runs (one of "
+                    "patches/releases.txt; default %(default)s)")
+    ap.add_argument("--conf", action="append", default=[],
+                    metavar="KEY=VALUE", help="a Hadoop property for every "
+                    "JVM: in hdfs-site.xml, and on the clients' command "
+                    "line after the soak's own (repeatable; e.g. "
+                    "dfs.blockreport.intervalMsec=60000 for full block "
+                    "reports under load, dfs.client.rdma.enabled=false for "
+                    "Hadoop's own write path)")
     a = ap.parse_args(argv)
+    a.conf_pairs = []
+    for kv in a.conf:
+        k, sep, v = kv.partition("=")
+        if not sep or not k.strip():
+            ap.error("--conf KEY=VALUE, not %r" % kv)
+        a.conf_pairs.append((k.strip(), v))
     m = re.fullmatch(r"(\d+):(\d+)", a.writers)
     if not m or int(m.group(1)) < 1 or int(m.group(2)) < 1:
         ap.error("--writers JVMS:THREADS, e.g. 2:8")
@@ -296,7 +311,11 @@ class SoakCluster(Cluster):
         super().write_conf()
         if self.block_state_log:
             with open(os.path.join(self.conf, "log4j.properties"), "a") as f:
-                f.write("log4j.logger.BlockStateChange=DEBUG\n")
+                # With the thread: the block report processor logs both
+                # full and incremental reports.
+                f.write("log4j.logger.BlockStateChange=DEBUG\n"
+                        "log4j.appender.console.layout.ConversionPattern="
+                        "%d{ISO8601} %-5p [%t] %c{2}: %m%n\n")
 
 
 def keep_logs_only(work):
@@ -316,16 +335,34 @@ def soak_jvm_opts(root, heap):
             "-XX:ErrorFile=%s/hs_err_pid%%p.log" % root]
 
 
-def hadoop_classpath():
-    """Hadoop 2.9.2's jars and their dependencies (nothing of hdfs-rdma:
-    the bridge and JUCX come with the drop-in jar), as dev-support/put.sh
-    gets them."""
+def hadoop_classpath(release):
+    """Hadoop `release`'s jars and their dependencies (nothing of
+    hdfs-rdma: the bridge and JUCX come with the drop-in jar), as the build
+    resolved them."""
     tool = os.path.join(REPO, "dev-support", "hadoop-releases.sh")
-    r = subprocess.run([tool, "classpath", "2.9.2"], capture_output=True,
+    r = subprocess.run([tool, "classpath", release], capture_output=True,
                        text=True)
     if r.returncode != 0 or not r.stdout.strip():
-        raise HarnessError("no Hadoop 2.9.2 class path: %s" % r.stderr.strip())
-    return r.stdout.strip()
+        raise HarnessError("no Hadoop %s class path: %s"
+                           % (release, r.stderr.strip()))
+    cp = r.stdout.strip()
+    if "slf4j-log4j12" in cp or "slf4j-reload4j" in cp:
+        return cp
+    # Hadoop 3's poms leave SLF4J's binding to the distribution (its
+    # share/hadoop/common/lib has slf4j-reload4j); without one every JVM
+    # logs nothing. The build's Hadoop 3 client test app resolves it.
+    listed = os.path.join(REPO, "test-apps", "hadoop3-client", "target",
+                          "classpath.txt")
+    try:
+        with open(listed) as f:
+            binding = [j for j in f.read().strip().split(":")
+                       if os.path.basename(j).startswith("slf4j-reload4j")]
+    except OSError:
+        binding = []
+    if not binding:
+        raise HarnessError("Hadoop %s: no SLF4J binding (slf4j-reload4j) in "
+                           "%s: build first" % (release, listed))
+    return cp + ":" + binding[0]
 
 
 class Writer:
@@ -362,7 +399,8 @@ def writer_argv(a, cluster, classpath, dropin, name, dist, threads,
         + soak_jvm_opts(cluster.root, heap) + [
             "-javaagent:" + dropin, "-cp", classpath, WRITER_CLASS,
             "-D", "dfs.client.rdma.enabled=true",
-            "-D", "dfs.client.rdma.distribution=" + dist,
+            "-D", "dfs.client.rdma.distribution=" + dist] + [
+            arg for k, v in a.conf_pairs for arg in ("-D", k + "=" + v)] + [
             "-threads", str(threads), "-seconds", str(int(seconds)),
             "-dir", "/soak/" + name, "-seed", str(seed),
             "-max-size", str(max_size), "-keep-bytes", str(keep_bytes),
@@ -721,9 +759,10 @@ def soak(a, procs, work, failures, rows):
                            "-DskipTests package (the drop-in jar and the "
                            "test classes)")
     java = shutil.which("java")
-    cp = hadoop_classpath()
+    cp = hadoop_classpath(a.hadoop)
     cluster = SoakCluster("soak", work, java, cp, True, procs, agent=dropin)
     cluster.block_state_log = a.block_state_log
+    cluster.extra_conf = a.conf_pairs
     cluster.write_conf()
     boot(cluster, procs)
     seconds = a.minutes * 60

@@ -1,6 +1,8 @@
 """The soak test's growth rule, its default file sizes, and how it reads
 a JVM's native memory, JNI references and shared-memory mappings."""
 
+import contextlib
+import io
 import os
 import tempfile
 import types
@@ -11,6 +13,7 @@ from hdfsrdma_bench.jvm_probe import (WORK_THREAD, fd_kinds, parse_jni_refs,
 from hdfsrdma_bench.soak import (CHURN_MAX_SIZE, SOCKETS_AFTER, Churn,
                                  default_max_size, drain_failures, growth,
                                  judge_growth, keep_logs_only, thirds)
+from hdfsrdma_bench import soak
 from hdfsrdma_bench.units import MiB
 
 
@@ -111,6 +114,21 @@ class FailedRunKeepsItsLogs(unittest.TestCase):
             keep_logs_only(work)
             self.assertEqual(sorted(os.listdir(work)),
                              ["client1.log", "hs_err_pid7.log", "nn.log"])
+
+
+class Options(unittest.TestCase):
+    def test_conf_pairs(self):
+        a = soak.parse_args(["--minutes", "2", "--conf",
+                             "dfs.blockreport.intervalMsec=60000", "--conf",
+                             "dfs.x= a=b"])
+        self.assertEqual(a.conf_pairs, [
+            ("dfs.blockreport.intervalMsec", "60000"), ("dfs.x", " a=b")])
+
+    def test_conf_needs_a_key_and_a_value(self):
+        for bad in ("dfs.x", "=1"):
+            with self.assertRaises(SystemExit), \
+                    contextlib.redirect_stderr(io.StringIO()):
+                soak.parse_args(["--minutes", "2", "--conf", bad])
 
 
 class MaxSize(unittest.TestCase):
@@ -216,7 +234,8 @@ class ShortLivedClients(unittest.TestCase):
             delete=self.deleted.append)
         self.procs = FakeProcs()
         a = types.SimpleNamespace(churn_seconds=20.0, max_size=64 * MiB,
-                                  interval_seconds=5.0)
+                                  interval_seconds=5.0, conf_pairs=[
+                                      ("dfs.client.rdma.enabled", "false")])
         self.churn = Churn(a, self.cluster, self.procs, "/cp", "/dropin.jar")
 
     def tearDown(self):
@@ -238,6 +257,12 @@ class ShortLivedClients(unittest.TestCase):
                          ("-D", "dfs.client.rdma.enabled=true")):
             self.assertEqual(argv[argv.index(opt) + 1], val, opt)
         self.assertIn("dfs.client.rdma.distribution=fan-out", argv)
+        # --conf comes after the soak's own -D (the last one wins) and
+        # before the writer's own options (where Hadoop's generic option
+        # parsing stops).
+        mine = argv.index("dfs.client.rdma.enabled=false")
+        self.assertGreater(mine, argv.index("dfs.client.rdma.enabled=true"))
+        self.assertLess(mine, argv.index("-threads"))
         self.end(1, 0, "SOAK-END status=ok files=3 verified=4096")
         self.churn.poll(80)
         self.assertEqual(self.deleted, ["/soak/churn1"])
