@@ -140,7 +140,7 @@ fi
 python3 -m unittest discover -s benchmarks/tests -t benchmarks
 
 # The soak, briefly: a NameNode, four DataNodes and two writer JVMs of 8
-# threads (one fans out, one chains) on the stock 2.9.2 jars with the
+# threads (one fans out, one chains) on the stock 3.4.2 jars with the
 # agent, writing, flushing, appending, reading back and deleting for 2
 # minutes (about 2.5 in all). It fails on a differing byte, a writer error,
 # a crashed JVM, a session left open, or growth after warm-up beyond the
