@@ -71,9 +71,27 @@ stop_cluster() {
 }
 trap stop_cluster EXIT
 
+# A free port below the kernel's ephemeral range: the DataNodes connect to
+# the NameNode's port before it listens, and a source port from that range
+# can be that very port (a TCP self-connection, which then holds it).
 free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0));
-print(s.getsockname()[1]); s.close()'
+  python3 - <<'PY'
+import random, socket
+try:
+    low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+except (OSError, ValueError, IndexError):
+    low = 0
+for attempt in range(1000):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", random.randrange(10000, low) if low > 11000 else 0))
+    except OSError:
+        s.close()
+        continue
+    print(s.getsockname()[1])
+    s.close()
+    break
+PY
 }
 
 if [ -z "$conf_dir" ]; then
