@@ -14,10 +14,10 @@
 # (from hadoop-hdfs-rdma/target/test-classes, built against 2.9.2) on
 # RELEASE's jars with the drop-in jar as agent, among them a MapReduce job
 # on RELEASE's YARN. Exits non-zero when a test failed or, for ucx,
-# when UCX carried nothing. A failed method of Hadoop's is rerun once, as
-# the module's 2.9.2 run does, and passes only if it is one of the module
-# pom's hadoop.tests.rerunnable (flakes the stock jars share); hdfs-rdma's
-# own tests (project) run once.
+# when UCX carried nothing. A failed method of Hadoop's is rerun (up to 3
+# times), as the module's 2.9.2 run does, and passes only if it is one of
+# the module pom's hadoop.tests.rerunnable (flakes the stock jars share);
+# hdfs-rdma's own tests (project) run once.
 # Reports: hadoop-hdfs-rdma/target/releases/RELEASE/surefire-reports-MODE.
 # The drop-in jar must be built (mvn -pl hadoop-hdfs-rdma -am package).
 set -euo pipefail
