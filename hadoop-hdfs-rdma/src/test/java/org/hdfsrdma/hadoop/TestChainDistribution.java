@@ -297,7 +297,10 @@ public class TestChainDistribution {
           (int) GET_TIMEOUT_MS * 3);
     } finally {
       if (stopped != null) {
-        cluster.restartDataNode(stopped, true);
+        // On new ports: its old ones are ephemeral (the cluster binds
+        // port 0), and one may meanwhile be a connection's source port
+        // ("Address already in use" in CI).
+        cluster.restartDataNode(stopped, false);
         cluster.waitActive();
       }
     }
