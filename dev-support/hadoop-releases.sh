@@ -78,6 +78,9 @@ resolve() {
   local flags=(-B -q -ntp)
   [ "$offline" = true ] && flags+=(-o)
   [ "$shaded" = - ] || flags+=(-Dclient.api.artifact="$shaded")
+  # Hadoop 2.9's jars bring their slf4j binding; later releases leave it to
+  # the distribution's lib/, so without one every daemon logs nothing.
+  case "$release" in 2.9.*) ;; *) flags+=(-Dlog.binding=slf4j-reload4j) ;; esac
   mkdir -p "$out"
   mvn "${flags[@]}" -Dstyle.color=never -f "$module/releases/pom.xml" generate-resources \
     -Dhadoop.release="$release" -Dhadoop.sources.release="$sources" \
