@@ -1,40 +1,54 @@
 package org.hdfsrdma.ucx;
 
+import java.io.ByteArrayOutputStream;
+import java.util.List;
+import java.util.Map;
+
 /**
- * Structural check of a packed UCX remote key before it reaches
+ * Structural check of a packed UCX remote key before any part of it reaches
  * ucp_ep_rkey_unpack, which takes no length and trusts its input: in UCX
  * 1.13 a key whose transport part fails to unpack sends it down an error
  * path that releases keys it never unpacked, and the process dies.
  *
- * <p>The layout, as ucp_rkey_pack writes it for host memory in UCX 1.9
- * through 1.15 (little-endian, the packing host's order):
+ * <p>The layout, as ucp_rkey_pack and ucp_memh_pack write it for host
+ * memory (little-endian, the packing host's order), read from UCX's
+ * {@code src/ucp/core/ucp_rkey.c} of each release:
  *
  * <pre>
  *  0        8     9
- *  +--------+-----+------+----------+------+----------+---
- *  | md_map | mem | len0 | key0     | len1 | key1     | ...
- *  | u64    | u8  | u8   | len0 B   | u8   | len1 B   |
- *  +--------+-----+------+----------+------+----------+---
+ *  +--------+-----+------+----------+------+----------+---+---------
+ *  | md_map | mem | len0 | key0     | len1 | key1     |...| trailer
+ *  | u64    | u8  | u8   | len0 B   | u8   | len1 B   |   |
+ *  +--------+-----+------+----------+------+----------+---+---------
  * </pre>
  *
- * one (length, key) pair per bit set in md_map, and nothing after the last.
+ * one (length, key) pair per bit set in md_map, then the trailer:
+ * <ul>
+ * <li>UCX 1.9 to 1.19: none;
+ * <li>UCX 1.20 to 1.22: the memory's system device, one byte: 0xff for
+ * host memory UCX places on no device; otherwise the device (bit 7: the
+ * peer must flush after puts), then one 3-byte distance (device, latency,
+ * bandwidth) per device and a 0xff terminator.
+ * </ul>
+ * UCX itself reads the trailer only from a peer it knows to be 1.20 or
+ * later (the release travels in the worker address), so keys of both kinds
+ * meet in mixed clusters and both pass here; the key handed to UCX
+ * ({@link #forEndpoint}) always ends with a trailer of 0xff, which UCX
+ * before 1.20 never reads and later ones read as "no device".
  *
- * <p>Only the entry shapes of the transports hdfs-rdma exposes memory
- * through are accepted: 0 bytes (self, cma and tcp carry no key), 8 bytes
- * (InfiniBand/RoCE: rkey and atomic rkey) and 12 bytes (SysV shared memory:
- * a 4-byte segment id and the owner's 8-byte address of the segment).
- * Anything else (POSIX shared memory, whose file a writer could truncate
- * under a reader; xpmem; knem; unknown transports) is refused before UCX
- * parses it. Every 12-byte entry is reported to the caller, which checks the
- * segment with the kernel before the key is unpacked when its endpoint
- * reaches the entry's memory domain ({@link RemoteRegion}).
- *
- * <p>A shape is not enough: UCX unpacks each entry with the code of the
- * transport its memory domain belongs to on the peer, whatever its length
- * (POSIX shared memory's unpack of a 12-byte or empty entry aborts the
- * process in UCX 1.13). {@link #forEndpoint} therefore hands UCX only the
- * entries of the domains the endpoint's lanes reach, each of the shape of
- * that domain's transport.
+ * <p>{@link #inspect} checks the framing only: the header, that the entries
+ * exactly fill the key up to a well-formed trailer. Entries are handed to
+ * UCX only by {@link #forEndpoint}: those of the peer's memory domains the
+ * endpoint's lanes reach, each of the shape its transport packs (0 bytes
+ * for self, cma and tcp, 8 for InfiniBand/RoCE, 12 for SysV shared
+ * memory: a 4-byte segment id and the owner's 8-byte address of the
+ * segment). UCX unpacks an entry with the code of the transport its memory
+ * domain belongs to, whatever its length (POSIX shared memory's unpack of
+ * a 12-byte or empty entry aborts the process in UCX 1.13), so a reached
+ * domain of one of those transports with an entry of another shape is
+ * refused; a reached domain of any other transport (POSIX shared memory,
+ * whose file a writer could truncate under a reader, xpmem, knem, GPU
+ * transports) is left out of the key, and UCX never parses it.
  */
 final class PackedRemoteKey {
 
@@ -45,6 +59,10 @@ final class PackedRemoteKey {
   static final int EMPTY_ENTRY = 0;
   static final int IB_ENTRY = 8;
   static final int SYSV_ENTRY = 12;
+  /** UCS_SYS_DEVICE_ID_UNKNOWN: no device, and the distances' end. */
+  private static final int NO_DEVICE = 0xff;
+  /** ucp_rkey_packed_distance_t: device, latency, bandwidth. */
+  private static final int DISTANCE = 3;
 
   /**
    * A SysV entry: the peer's memory domain it is packed for, the segment
@@ -72,19 +90,11 @@ final class PackedRemoteKey {
   }
 
   /**
-   * @return null when the key is well formed, otherwise what is wrong
-   */
-  static String check(byte[] key) {
-    return inspect(key, null);
-  }
-
-  /**
-   * Checks the key and adds its SysV entries to {@code sysv} (when not
-   * null).
+   * Checks the framing of {@code key}.
    *
    * @return null when the key is well formed, otherwise what is wrong
    */
-  static String inspect(byte[] key, java.util.List<SysvEntry> sysv) {
+  static String inspect(byte[] key) {
     if (key.length < HEADER) {
       return "packed remote key of " + key.length + " bytes is shorter than"
           + " its " + HEADER + "-byte header";
@@ -112,43 +122,83 @@ final class PackedRemoteKey {
         return "entry of memory domain " + md + " runs past the end of the"
             + " packed remote key";
       }
-      if (len != EMPTY_ENTRY && len != IB_ENTRY && len != SYSV_ENTRY) {
-        return "entry of memory domain " + md + " is " + len + " bytes: not"
-            + " a transport hdfs-rdma reads through (self, cma, tcp,"
-            + " InfiniBand or SysV shared memory)";
-      }
-      if (len == SYSV_ENTRY && sysv != null) {
-        sysv.add(new SysvEntry(md, (int) littleEndian(key, p + 1, 4),
-            littleEndian(key, p + 5, 8)));
-      }
       p += 1 + len;
     }
-    if (p != key.length) {
-      return "packed remote key has " + (key.length - p)
+    return checkTrailer(key, p);
+  }
+
+  /**
+   * Null when the bytes from {@code p} on are no trailer (UCX before 1.20)
+   * or one trailer as UCX 1.20 to 1.22 write it.
+   */
+  private static String checkTrailer(byte[] key, int p) {
+    if (p == key.length) {
+      return null;
+    }
+    int device = key[p] & 0xFF;
+    int q = p + 1;
+    if (device != NO_DEVICE) {
+      // Distances, each starting with a device id other than 0xff, then
+      // the terminator.
+      while (q < key.length && (key[q] & 0xFF) != NO_DEVICE
+          && q + DISTANCE <= key.length) {
+        q += DISTANCE;
+      }
+      if (q >= key.length || (key[q] & 0xFF) != NO_DEVICE) {
+        return "packed remote key's system device " + device + " is not"
+            + " followed by distances and their end";
+      }
+      q++;
+    }
+    if (q != key.length) {
+      return "packed remote key has " + (key.length - q)
           + " unexplained trailing bytes";
     }
     return null;
   }
 
   /**
+   * The SysV entries of this process's own key, {@code key} as its UCX
+   * packed it (so well formed): the segments of its own memory that peers
+   * may name. Every 12-byte entry is a candidate; the caller's kernel
+   * check ({@code IPC_STAT}) tells a segment from another transport's key.
+   */
+  static void ownSysvEntries(byte[] key, List<SysvEntry> into) {
+    long mdMap = littleEndian(key, 0, 8);
+    int p = HEADER;
+    for (int md = 0; md < 64 && p < key.length; md++) {
+      if ((mdMap & (1L << md)) == 0) {
+        continue;
+      }
+      int len = key[p] & 0xFF;
+      if (len == SYSV_ENTRY && p + 1 + len <= key.length) {
+        into.add(new SysvEntry(md, (int) littleEndian(key, p + 1, 4),
+            littleEndian(key, p + 5, 8)));
+      }
+      p += 1 + len;
+    }
+  }
+
+  /**
    * The key to hand ucp_ep_rkey_unpack on an endpoint whose lanes reach
    * the peer's memory domains {@code domains} (index to UCX component, as
    * {@link TransportReport#peerMemoryDomains()} reads them): the entries of
-   * those domains only, each of the shape that domain's transport packs.
-   * Entries of other domains are dropped: no lane uses them, and UCX would
-   * unpack them with a transport this side cannot see. {@code key} must
+   * those domains whose transport hdfs-rdma reads through, each of that
+   * transport's shape, and a trailer of "no device". Entries of other
+   * domains are dropped: no lane uses them, or UCX would parse them with
+   * code hdfs-rdma does not trust with a peer's bytes. {@code key} must
    * have passed {@link #inspect}.
    *
+   * @param sysv receives the SysV entries handed to UCX (the segments a
+   *     direct read would go through), when not null
    * @throws MalformedDescriptorException when an entry of a reached domain
-   *     has another shape than its transport's keys, or belongs to a
-   *     transport hdfs-rdma does not read through, or no entry is left
+   *     has another shape than its transport's keys, or no entry is left
    */
-  static byte[] forEndpoint(byte[] key, java.util.Map<Integer, String> domains)
-      throws MalformedDescriptorException {
+  static byte[] forEndpoint(byte[] key, Map<Integer, String> domains,
+      List<SysvEntry> sysv) throws MalformedDescriptorException {
     long mdMap = littleEndian(key, 0, 8);
     long kept = 0;
-    java.io.ByteArrayOutputStream entries =
-        new java.io.ByteArrayOutputStream(key.length);
+    ByteArrayOutputStream entries = new ByteArrayOutputStream(key.length);
     int p = HEADER;
     for (int md = 0; md < 64; md++) {
       if ((mdMap & (1L << md)) == 0) {
@@ -156,13 +206,8 @@ final class PackedRemoteKey {
       }
       int len = key[p] & 0xFF;
       String component = domains.get(md);
-      if (component != null) {
-        int expected = entryLength(component);
-        if (expected < 0) {
-          throw new MalformedDescriptorException("entry of memory domain "
-              + md + " is for UCX's " + component + " transport, which"
-              + " hdfs-rdma does not read through");
-        }
+      int expected = component == null ? -1 : entryLength(component);
+      if (expected >= 0) {
         if (len != expected) {
           throw new MalformedDescriptorException("entry of memory domain "
               + md + " is " + len + " bytes, but the peer's memory domain "
@@ -171,20 +216,25 @@ final class PackedRemoteKey {
         }
         kept |= 1L << md;
         entries.write(key, p, 1 + len);
+        if (len == SYSV_ENTRY && sysv != null) {
+          sysv.add(new SysvEntry(md, (int) littleEndian(key, p + 1, 4),
+              littleEndian(key, p + 5, 8)));
+        }
       }
       p += 1 + len;
     }
     if (kept == 0) {
       throw new MalformedDescriptorException("no entry of the packed remote"
-          + " key is in a memory domain this endpoint reaches "
-          + domains);
+          + " key is in a memory domain this endpoint reaches through a"
+          + " transport hdfs-rdma reads through " + domains);
     }
-    byte[] out = new byte[HEADER + entries.size()];
+    byte[] out = new byte[HEADER + entries.size() + 1];
     for (int i = 0; i < 8; i++) {
       out[i] = (byte) (kept >>> (8 * i));
     }
     out[8] = (byte) MEMORY_TYPE_HOST;
     System.arraycopy(entries.toByteArray(), 0, out, HEADER, entries.size());
+    out[out.length - 1] = (byte) NO_DEVICE;
     return out;
   }
 
@@ -213,20 +263,5 @@ final class PackedRemoteKey {
       v = (v << 8) | (b[from + i] & 0xFF);
     }
     return v;
-  }
-
-  /** True when this library knows the packed layout of the loaded UCX. */
-  static boolean layoutKnown(String ucxVersion) {
-    if (ucxVersion == null) {
-      return false;
-    }
-    String[] parts = ucxVersion.split("\\.");
-    try {
-      int major = Integer.parseInt(parts[0]);
-      int minor = Integer.parseInt(parts[1]);
-      return major == 1 && minor >= 9 && minor <= 15;
-    } catch (RuntimeException e) {
-      return false;
-    }
   }
 }

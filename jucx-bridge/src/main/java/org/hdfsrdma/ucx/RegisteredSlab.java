@@ -79,7 +79,7 @@ final class RegisteredSlab implements Closeable {
       packed.duplicate().get(rkey);
       List<PackedRemoteKey.SysvEntry> segments =
           new ArrayList<PackedRemoteKey.SysvEntry>(1);
-      PackedRemoteKey.inspect(rkey, segments);
+      PackedRemoteKey.ownSysvEntries(rkey, segments);
       this.sharedSegments = new int[segments.size()];
       for (int i = 0; i < sharedSegments.length; i++) {
         sharedSegments[i] = segments.get(i).shmid;

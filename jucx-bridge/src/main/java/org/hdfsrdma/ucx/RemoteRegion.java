@@ -104,17 +104,10 @@ public final class RemoteRegion {
           + " from " + peer + " came without a reply endpoint");
     }
     byte[] packed = a.rkey();
-    List<PackedRemoteKey.SysvEntry> segments =
-        new ArrayList<PackedRemoteKey.SysvEntry>(2);
-    String problem = PackedRemoteKey.inspect(packed, segments);
+    String problem = PackedRemoteKey.inspect(packed);
     if (problem != null) {
       throw new MalformedDescriptorException(problem + " (region "
           + a.regionId() + " from " + peer + ")");
-    }
-    if (segments.size() > 1) {
-      throw new MalformedDescriptorException("the key of region "
-          + a.regionId() + " from " + peer + " names " + segments.size()
-          + " SysV segments; a region lies in one");
     }
     long regionBase = a.regionBase();
     long regionLength = a.regionLength();
@@ -127,14 +120,20 @@ public final class RemoteRegion {
     TransportReport lanes = TransportReport.parse(
         NativeIntrospection.endpointInfo(replyEndpoint));
     Map<Integer, String> reached = lanes.peerMemoryDomains();
+    List<PackedRemoteKey.SysvEntry> segments =
+        new ArrayList<PackedRemoteKey.SysvEntry>(2);
     byte[] forUcx;
     try {
-      forUcx = PackedRemoteKey.forEndpoint(packed, reached);
+      forUcx = PackedRemoteKey.forEndpoint(packed, reached, segments);
     } catch (MalformedDescriptorException e) {
       throw new MalformedDescriptorException(e.getMessage() + " (region "
           + a.regionId() + " from " + peer + ")");
     }
-    segments.removeIf(s -> !reached.containsKey(s.memoryDomain));
+    if (segments.size() > 1) {
+      throw new MalformedDescriptorException("the key of region "
+          + a.regionId() + " from " + peer + " names " + segments.size()
+          + " SysV segments; a region lies in one");
+    }
     RegionMapping mapping = new RegionMapping(segments.size());
     try {
       for (PackedRemoteKey.SysvEntry s : segments) {

@@ -100,6 +100,11 @@ public final class UcxContext implements Closeable {
    */
   public UcxContext(Options options) throws UcxUnavailableException {
     UcxLibrary.ensureAvailable();
+    String release = UcxRelease.loaded();
+    String refusal = UcxRelease.refusal(release);
+    if (refusal != null) {
+      throw new UcxUnavailableException(refusal);
+    }
     this.options = options;
     UcpParams params = new UcpParams()
         .requestAmFeature()
@@ -115,7 +120,20 @@ public final class UcxContext implements Closeable {
       throw new UcxUnavailableException("UCX refused to create a context with "
           + options + ": " + e.getMessage(), e);
     }
-    LOG.debug("Created UCX context with {}", options);
+    String keys = UcxRelease.keyLayoutProblem(this);
+    if (keys != null) {
+      close();
+      throw new UcxUnavailableException("UCX " + release + " packs remote"
+          + " keys in a layout hdfs-rdma does not know (" + keys + "); it"
+          + " runs on UCX " + UcxRelease.OLDEST + " to "
+          + UcxRelease.NEWEST_TESTED);
+    }
+    if (UcxRelease.newerThanTested(release)) {
+      LOG.warn("UCX {} is newer than the releases hdfs-rdma was tested with"
+          + " ({} to {}); its remote keys have a known layout, so it runs",
+          release, UcxRelease.OLDEST, UcxRelease.NEWEST_TESTED);
+    }
+    LOG.debug("Created UCX context with {} on UCX {}", options, release);
   }
 
   /**

@@ -57,22 +57,34 @@ public class TestPackedRemoteKey {
     }
   }
 
+  /** The SysV entries of a key this process packed, after its check. */
+  static List<PackedRemoteKey.SysvEntry> sysvOf(byte[] key) {
+    assertNull(UcxTestUtils.hex(key), PackedRemoteKey.inspect(key));
+    List<PackedRemoteKey.SysvEntry> sysv =
+        new ArrayList<PackedRemoteKey.SysvEntry>();
+    PackedRemoteKey.ownSysvEntries(key, sysv);
+    return sysv;
+  }
+
+  /** {@code key} with {@code trailer} appended. */
+  static byte[] withTrailer(byte[] key, int... trailer) {
+    byte[] k = Arrays.copyOf(key, key.length + trailer.length);
+    for (int i = 0; i < trailer.length; i++) {
+      k[key.length + i] = (byte) trailer[i];
+    }
+    return k;
+  }
+
   @Test(timeout = 60_000)
   public void testARealKeyPassesAndNamesItsSegment() throws Exception {
     UcxTestUtils.assumeUcx();
-    assertTrue("the loaded UCX's key layout is known: "
-        + NativeIntrospection.loadedUcxVersion(),
-        PackedRemoteKey.layoutKnown(NativeIntrospection.loadedUcxVersion()));
     try (UcxContext context = new UcxContext(UcxTestUtils.options(
             UcxTestUtils.TLS_SHM));
          RegisteredBufferPool pool = new RegisteredBufferPool(context, "k",
              4096, 8192, 8192, false)) {
       long token = pool.acquire(1000);
       byte[] key = pool.regionKey(pool.regionId(token));
-      List<PackedRemoteKey.SysvEntry> sysv =
-          new ArrayList<PackedRemoteKey.SysvEntry>();
-      assertNull(PackedRemoteKey.inspect(key, sysv));
-      assertNull(PackedRemoteKey.check(key));
+      List<PackedRemoteKey.SysvEntry> sysv = sysvOf(key);
       assertEquals("one SysV entry in " + UcxTestUtils.hex(key), 1,
           sysv.size());
       PackedRemoteKey.SysvEntry entry = sysv.get(0);
@@ -87,95 +99,114 @@ public class TestPackedRemoteKey {
       assertEquals(NativeUcx.pid(), facts[1]);
       assertEquals(NativeUcx.euid(), facts[2]);
 
-      // Every truncation of the real key, and any trailing byte, fails.
-      for (int n = 0; n < key.length; n++) {
-        assertNotNull("prefix of " + n + " bytes", PackedRemoteKey.check(
+      // Every truncation of the real key that cuts an entry fails, and so
+      // does a byte after the trailer of either kind.
+      int trailer = UcxRelease.parse(UcxRelease.loaded())[1] >= 20 ? 1 : 0;
+      for (int n = 0; n < key.length - trailer; n++) {
+        assertNotNull("prefix of " + n + " bytes", PackedRemoteKey.inspect(
             Arrays.copyOf(key, n)));
       }
-      String trailing = PackedRemoteKey.check(Arrays.copyOf(key,
-          key.length + 1));
+      byte[] untrailed = Arrays.copyOf(key, key.length - trailer);
+      assertNull(PackedRemoteKey.inspect(untrailed));
+      assertNull(PackedRemoteKey.inspect(withTrailer(untrailed, 0xff)));
       assertEquals("packed remote key has 1 unexplained trailing bytes",
-          trailing);
+          PackedRemoteKey.inspect(withTrailer(untrailed, 0xff, 0xff)));
       pool.release(token);
     }
   }
 
   @Test(timeout = 10_000)
   public void testTheShapesThatPass() {
-    List<PackedRemoteKey.SysvEntry> sysv =
-        new ArrayList<PackedRemoteKey.SysvEntry>();
     // tcp alone: one empty entry.
-    assertNull(PackedRemoteKey.inspect(key(1, 0, 0), sysv));
+    assertTrue(sysvOf(key(1, 0, 0)).isEmpty());
     // self, SysV, cma as UCX 1.13 packs a slab on one host.
     byte[] slab = key(0b1011, 0, 0, 12, 0);
     putLittleEndian(slab, 11, 622606, 4);
     putLittleEndian(slab, 15, 0x7f28d8a20000L, 8);
-    assertNull(PackedRemoteKey.inspect(slab, sysv));
+    List<PackedRemoteKey.SysvEntry> sysv = sysvOf(slab);
     assertEquals(1, sysv.size());
     assertEquals(622606, sysv.get(0).shmid);
     assertEquals(0x7f28d8a20000L, sysv.get(0).ownerAddress);
+    // The same as UCX 1.20 and later pack it: a system device after the
+    // entries (none, for host memory).
+    assertEquals(1, sysvOf(withTrailer(slab, 0xff)).size());
     // InfiniBand devices: 8-byte entries, at high memory domains too.
-    sysv.clear();
-    assertNull(PackedRemoteKey.inspect(key(0x8000000000000006L, 0, 8, 8, 0),
-        sysv));
-    assertTrue(sysv.isEmpty());
-    // A null list only checks.
-    assertNull(PackedRemoteKey.inspect(slab, null));
+    assertTrue(sysvOf(key(0x8000000000000006L, 0, 8, 8, 0)).isEmpty());
+    // Entries of transports hdfs-rdma does not read through still frame a
+    // key: POSIX shared memory's 24 bytes, a GPU transport's.
+    assertNull(PackedRemoteKey.inspect(key(0b101, 0, 0, 24)));
+    assertNull(PackedRemoteKey.inspect(key(0b11, 0, 12, 40)));
   }
 
   @Test(timeout = 10_000)
-  public void testPosixAndUnknownShapesAreRefused() {
-    // POSIX shared memory: seg_id, address, length (24 bytes) - a file a
-    // writer could truncate under the reader.
-    String posix = PackedRemoteKey.check(key(0b101, 0, 0, 24));
-    assertEquals("entry of memory domain 2 is 24 bytes: not a transport"
-        + " hdfs-rdma reads through (self, cma, tcp, InfiniBand or SysV"
-        + " shared memory)", posix);
-    for (int length = 1; length < 256; length++) {
-      String problem = PackedRemoteKey.check(key(1, 0, length));
-      if (length == 8 || length == 12) {
-        assertNull(problem);
-      } else {
-        assertNotNull("entry of " + length + " bytes", problem);
-        assertTrue(problem, problem.contains("is " + length + " bytes"));
-      }
-    }
-    // A good entry does not excuse a bad one after it.
-    assertNotNull(PackedRemoteKey.check(key(0b11, 0, 12, 16)));
+  public void testTheTrailerOfUcx120IsChecked() {
+    byte[] k = key(0b11, 0, 12, 0);
+    // A device, distances of 3 bytes, and the 0xff that ends them; the
+    // flush bit (bit 7) on the device.
+    assertNull(PackedRemoteKey.inspect(withTrailer(k, 3, 0xff)));
+    assertNull(PackedRemoteKey.inspect(withTrailer(k, 0x83, 0, 7, 9, 1,
+        0xff, 0xff, 0xff)));
+    assertEquals("packed remote key's system device 3 is not followed by"
+        + " distances and their end", PackedRemoteKey.inspect(
+            withTrailer(k, 3)));
+    assertEquals("packed remote key's system device 3 is not followed by"
+        + " distances and their end", PackedRemoteKey.inspect(
+            withTrailer(k, 3, 0, 7, 9, 1)));
+    assertEquals("packed remote key's system device 3 is not followed by"
+        + " distances and their end", PackedRemoteKey.inspect(
+            withTrailer(k, 3, 0, 7)));
+    assertEquals("packed remote key has 2 unexplained trailing bytes",
+        PackedRemoteKey.inspect(withTrailer(k, 3, 0xff, 4, 5)));
   }
 
   @Test(timeout = 10_000)
   public void testHeaderAndFramingAreChecked() {
     assertEquals("packed remote key of 8 bytes is shorter than its 9-byte"
-        + " header", PackedRemoteKey.check(new byte[8]));
+        + " header", PackedRemoteKey.inspect(new byte[8]));
     assertEquals("packed remote key names no memory domain",
-        PackedRemoteKey.check(key(0, 0)));
+        PackedRemoteKey.inspect(key(0, 0)));
     assertEquals("packed remote key is for memory type 1, not host memory",
-        PackedRemoteKey.check(key(1, 1, 0)));
+        PackedRemoteKey.inspect(key(1, 1, 0)));
     // An md_map promising more entries than the key has.
     assertEquals("packed remote key ends before the entry of memory domain"
-        + " 1", PackedRemoteKey.check(key(0b11, 0, 0)));
+        + " 1", PackedRemoteKey.inspect(key(0b11, 0, 0)));
     // An entry length pointing past the end.
     byte[] cut = key(1, 0, 12);
     assertEquals("entry of memory domain 0 runs past the end of the packed"
-        + " remote key", PackedRemoteKey.check(Arrays.copyOf(cut, 15)));
-    // Bytes after the last entry.
-    assertEquals("packed remote key has 3 unexplained trailing bytes",
-        PackedRemoteKey.check(Arrays.copyOf(key(1, 0, 8), 21)));
+        + " remote key", PackedRemoteKey.inspect(Arrays.copyOf(cut, 15)));
+    // Bytes after the last entry that are no trailer.
+    assertEquals("packed remote key's system device 0 is not followed by"
+        + " distances and their end", PackedRemoteKey.inspect(
+            Arrays.copyOf(key(1, 0, 8), 21)));
   }
 
+  /**
+   * Random bytes never reach UCX: whatever frames as a key must also carry
+   * entries of the exact shapes of the domains an endpoint reaches.
+   */
   @Test(timeout = 60_000)
-  public void testRandomKeysAreRefused() {
+  public void testRandomKeysAreRefused() throws Exception {
     Random random = new Random(5);
-    int passed = 0;
+    Map<Integer, String> shm = TransportReport.parse(SHM_ENDPOINT)
+        .peerMemoryDomains();
+    int framed = 0;
+    int handedToUcx = 0;
     for (int i = 0; i < 200_000; i++) {
       byte[] key = new byte[1 + random.nextInt(160)];
       random.nextBytes(key);
-      if (PackedRemoteKey.check(key) == null) {
-        passed++;
+      if (PackedRemoteKey.inspect(key) != null) {
+        continue;
+      }
+      framed++;
+      try {
+        PackedRemoteKey.forEndpoint(key, shm, null);
+        handedToUcx++;
+      } catch (MalformedDescriptorException expected) {
+        // refused
       }
     }
-    assertEquals("random keys that passed the shape check", 0, passed);
+    assertEquals("random keys handed to UCX (" + framed + " framed as"
+        + " keys)", 0, handedToUcx);
   }
 
   /** ucp_ep_print_info of a shared-memory endpoint, UCX 1.13.1. */
@@ -209,32 +240,47 @@ public class TestPackedRemoteKey {
       throws Exception {
     Map<Integer, String> shm = TransportReport.parse(SHM_ENDPOINT)
         .peerMemoryDomains();
-    // A slab's key (self, SysV, cma): UCX gets the SysV entry alone.
+    // A slab's key (self, SysV, cma): UCX gets the SysV entry alone, and a
+    // trailer of no device.
     byte[] slab = key(0b1011, 0, 0, 12, 0);
+    putLittleEndian(slab, 11, 622606, 4);
     byte[] sysvOnly = Arrays.copyOfRange(slab, 9 + 1, 9 + 1 + 13);
-    byte[] forUcx = PackedRemoteKey.forEndpoint(slab, shm);
+    List<PackedRemoteKey.SysvEntry> sysv =
+        new ArrayList<PackedRemoteKey.SysvEntry>();
+    byte[] forUcx = PackedRemoteKey.forEndpoint(slab, shm, sysv);
     assertEquals(UcxTestUtils.hex(key(0b10, 0, 12)).substring(0, 18)
-        + UcxTestUtils.hex(sysvOnly), UcxTestUtils.hex(forUcx));
-    assertNull(PackedRemoteKey.check(forUcx));
+        + UcxTestUtils.hex(sysvOnly) + "ff", UcxTestUtils.hex(forUcx));
+    assertNull(PackedRemoteKey.inspect(forUcx));
+    assertEquals(1, sysv.size());
+    assertEquals(1, sysv.get(0).memoryDomain);
+    assertEquals(622606, sysv.get(0).shmid);
+    // UCX 1.20's key of the same slab: the same for UCX.
+    assertEquals(UcxTestUtils.hex(forUcx), UcxTestUtils.hex(
+        PackedRemoteKey.forEndpoint(withTrailer(slab, 0xff), shm, null)));
+    assertEquals(UcxTestUtils.hex(forUcx), UcxTestUtils.hex(
+        PackedRemoteKey.forEndpoint(withTrailer(slab, 0x85, 1, 2, 3, 0xff),
+            shm, null)));
     // tcp: its empty entry.
     Map<Integer, String> tcp = TransportReport.parse(TCP_ENDPOINT)
         .peerMemoryDomains();
-    assertEquals(UcxTestUtils.hex(key(1, 0, 0)), UcxTestUtils.hex(
-        PackedRemoteKey.forEndpoint(key(0b11, 0, 0, 8), tcp)));
-    // Entries of a reached domain in another transport's shape, or of a
-    // transport hdfs-rdma does not read through.
-    expectRefused(key(0b100, 0, 12), shm, "entry of memory domain 2 is for"
-        + " UCX's posix transport, which hdfs-rdma does not read through");
-    expectRefused(key(0b100, 0, 0), shm, "memory domain 2 is for UCX's posix");
+    assertEquals(UcxTestUtils.hex(key(1, 0, 0)) + "ff", UcxTestUtils.hex(
+        PackedRemoteKey.forEndpoint(key(0b11, 0, 0, 8), tcp, null)));
+    // A reached domain of a transport hdfs-rdma does not read through is
+    // left out: UCX never parses it.
+    assertEquals(UcxTestUtils.hex(PackedRemoteKey.forEndpoint(
+        key(0b10, 0, 12), shm, null)), UcxTestUtils.hex(
+            PackedRemoteKey.forEndpoint(key(0b110, 0, 12, 24), shm, null)));
+    // Entries of a reached domain in another transport's shape.
     expectRefused(key(0b10, 0, 8), shm, "entry of memory domain 1 is 8"
         + " bytes, but the peer's memory domain 1 is sysv, whose keys are 12"
         + " bytes");
     expectRefused(key(0b10, 0, 0), shm, "memory domain 1 is 0 bytes");
     expectRefused(key(1, 0, 12), tcp, "memory domain 0 is 12 bytes");
     // Nothing left for UCX.
-    expectRefused(key(0b1001, 0, 0, 12), shm, "no entry of the packed remote"
-        + " key is in a memory domain this endpoint reaches {1=sysv,"
-        + " 2=posix}");
+    expectRefused(key(0b100, 0, 12), shm, "no entry of the packed remote"
+        + " key is in a memory domain this endpoint reaches through a"
+        + " transport hdfs-rdma reads through {1=sysv, 2=posix}");
+    expectRefused(key(0b1001, 0, 0, 12), shm, "no entry");
     expectRefused(key(1, 0, 0), new java.util.TreeMap<Integer, String>(),
         "no entry");
   }
@@ -242,23 +288,11 @@ public class TestPackedRemoteKey {
   private static void expectRefused(byte[] key, Map<Integer, String> domains,
       String message) {
     try {
-      PackedRemoteKey.forEndpoint(key, domains);
+      PackedRemoteKey.forEndpoint(key, domains, null);
       fail("handed " + UcxTestUtils.hex(key) + " to UCX");
     } catch (MalformedDescriptorException e) {
       assertTrue("\"" + e.getMessage() + "\" should say \"" + message
           + "\"", e.getMessage().contains(message));
     }
-  }
-
-  @Test(timeout = 10_000)
-  public void testLayoutIsKnownForUcx19To115Only() {
-    assertTrue(PackedRemoteKey.layoutKnown("1.13.1"));
-    assertTrue(PackedRemoteKey.layoutKnown("1.9.0"));
-    assertTrue(PackedRemoteKey.layoutKnown("1.15.0"));
-    assertFalse(PackedRemoteKey.layoutKnown("1.8.1"));
-    assertFalse(PackedRemoteKey.layoutKnown("1.16.0"));
-    assertFalse(PackedRemoteKey.layoutKnown("2.0.0"));
-    assertFalse(PackedRemoteKey.layoutKnown("garbage"));
-    assertFalse(PackedRemoteKey.layoutKnown(null));
   }
 }

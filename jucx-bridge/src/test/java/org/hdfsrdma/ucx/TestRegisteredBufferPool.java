@@ -413,9 +413,7 @@ public class TestRegisteredBufferPool {
   }
 
   private static int shmid(byte[] key) {
-    List<PackedRemoteKey.SysvEntry> sysv =
-        new ArrayList<PackedRemoteKey.SysvEntry>();
-    assertEquals(null, PackedRemoteKey.inspect(key, sysv));
+    List<PackedRemoteKey.SysvEntry> sysv = TestPackedRemoteKey.sysvOf(key);
     assertEquals(1, sysv.size());
     return sysv.get(0).shmid;
   }
