@@ -29,12 +29,14 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.FileUtil;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.hdfs.DFSConfigKeys;
+import org.apache.hadoop.hdfs.DFSOutputStream;
 import org.apache.hadoop.hdfs.DFSTestUtil;
 import org.apache.hadoop.hdfs.DistributedFileSystem;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
 import org.hdfsrdma.hadoop.client.ClientStream;
 import org.apache.hadoop.hdfs.UcxTestAccess;
 import org.apache.hadoop.hdfs.client.HdfsClientConfigKeys;
+import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
 import org.apache.hadoop.hdfs.client.HdfsDataInputStream;
 import org.apache.hadoop.hdfs.client.HdfsDataOutputStream;
 import org.apache.hadoop.hdfs.tools.DFSck;
@@ -42,6 +44,8 @@ import org.apache.hadoop.test.GenericTestUtils;
 import org.apache.hadoop.util.ToolRunner;
 import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
 import org.hdfsrdma.hadoop.datanode.DataNodeServer;
+import org.hdfsrdma.hadoop.metrics.PipelineOutcome;
+import org.hdfsrdma.hadoop.metrics.UcxDataNodeMetrics;
 import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
 import org.hdfsrdma.ucx.UcxEndpoint;
@@ -458,6 +462,12 @@ public class TestUcxWritePathScenarios {
     }
   }
 
+  /**
+   * The client's UCX fails in the middle of a block: the pipeline restarts
+   * over TCP with the same three DataNodes (none is marked bad, none is
+   * replaced), the block completes on the socket, and the next block goes
+   * over UCX again, on a new connection.
+   */
   @Test(timeout = 300_000)
   public void testUcxFailureMidBlockRecoversAndCompletes() throws Exception {
     start(4);
@@ -470,6 +480,7 @@ public class TestUcxWritePathScenarios {
       out.hflush();
       assertEquals("the first half went over UCX to all three", 3L
           * BLOCK_SIZE / 2, fetched());
+      List<DatanodeInfo> before = pipeline(out);
       // Only UCX fails: the client's connection to the DataNodes' worker
       // (one for all three in this JVM) goes away, sockets stay up.
       UcxEndpoint e = runtime.connect(runtime.workerAddress(), "test")
@@ -477,7 +488,13 @@ public class TestUcxWritePathScenarios {
       e.close();
       assertFalse(e.isUsable());
       midBlock = fetched();
-      out.write(data, BLOCK_SIZE / 2, data.length - BLOCK_SIZE / 2);
+      out.write(data, BLOCK_SIZE / 2, BLOCK_SIZE / 4);
+      out.hflush();
+      assertEquals("every DataNode kept, none replaced", before,
+          pipeline(out));
+      assertEquals(1, runtime.metrics().pipelines(
+          PipelineOutcome.FELL_BACK_CLIENT));
+      out.write(data, 3 * BLOCK_SIZE / 4, data.length - 3 * BLOCK_SIZE / 4);
     }
     assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs, path));
     waitReplication(path, 3);
@@ -488,6 +505,60 @@ public class TestUcxWritePathScenarios {
         UcxCounters.blocksOverTcp() >= 3);
     assertTrue("fetched after the failure: " + (fetched() - midBlock),
         fetched() - midBlock >= 3L * (data.length - BLOCK_SIZE));
+  }
+
+  /**
+   * DataNodes that refuse what the client announces in the middle of a
+   * block (here: a region of its memory beyond the one they accept per
+   * block, a real refusal by the DataNodes' checks): each asks the client
+   * to continue over TCP, and the pipeline restarts over TCP with the same
+   * three DataNodes, none marked bad. The write succeeds, every byte
+   * arrives, and the DataNodes keep no session of the refused block.
+   */
+  @Test(timeout = 300_000)
+  public void testDataNodesRefusingTheClientRestartOverTcp() throws Exception {
+    Configuration conf = TestUcxWritePath.ucxConf();
+    // One packet buffer per slab (a slab is a region), one region a block.
+    conf.setLong(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_POOL_SLAB_BYTES_KEY,
+        128 * 1024);
+    conf.setInt(HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_MAX_REGIONS_PER_BLOCK_KEY,
+        1);
+    start(3, conf);
+    UcxRuntime runtime = runtime();
+    Path path = new Path("/refused");
+    byte[] data = random(BLOCK_SIZE / 2, 15);
+    try (FSDataOutputStream out = fs.create(path, (short) 3)) {
+      out.write(data, 0, 1000);
+      out.hflush();
+      assertEquals("the first packet went over UCX to all three", 3000L,
+          fetched());
+      List<DatanodeInfo> before = pipeline(out);
+      // Packets in flight need buffers of other slabs: a second region.
+      out.write(data, 1000, data.length - 1000);
+      out.hflush();
+      assertEquals("every DataNode kept, none replaced", before,
+          pipeline(out));
+    }
+    assertEquals(1, runtime.metrics().pipelines(
+        PipelineOutcome.FELL_BACK_DATANODE));
+    long fellBack = 0;
+    for (UcxDataNodeMetrics m : runtime.metrics().dataNodes()) {
+      fellBack += m.blocksFellBack();
+    }
+    assertTrue("DataNodes that asked for TCP: " + fellBack, fellBack >= 1);
+    assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs, path));
+    waitReplication(path, 3);
+    assertHealthy("/refused");
+    DataNodeServer server = DataNodeServer.of(runtime);
+    GenericTestUtils.waitFor(() -> server.sessions().size() == 0, 50,
+        30_000);
+    assertTrue(runtime.worker().isRunning());
+  }
+
+  /** The DataNodes of {@code out}'s current pipeline, in order. */
+  private static List<DatanodeInfo> pipeline(FSDataOutputStream out) {
+    return Arrays.asList(((DFSOutputStream) out.getWrappedStream())
+        .getPipeline());
   }
 
   @Test(timeout = 300_000)

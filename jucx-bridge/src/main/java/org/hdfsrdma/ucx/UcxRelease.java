@@ -74,6 +74,33 @@ public final class UcxRelease {
   }
 
   /**
+   * What two processes of one host must agree on to exchange messages
+   * through UCX's shared-memory transports: the UCX release and the UCX
+   * settings of those transports from the environment (FIFO and segment
+   * sizes among them). A sender writes into its peer's FIFO with its own
+   * idea of the FIFO's layout, so peers that disagree lose messages, hang
+   * or crash. For example "1.13.1" or "1.13.1 UCX_MM_FIFO_SIZE=16".
+   */
+  public static String sharedMemoryProfile() {
+    StringBuilder sb = new StringBuilder(loaded());
+    for (String name : new java.util.TreeSet<String>(
+        System.getenv().keySet())) {
+      // UCX_MM_ERROR_HANDLING is the bridge's default (set natively, so
+      // unseen here unless the operator set it): not a FIFO's layout.
+      if (SHARED_MEMORY_SETTING.matcher(name).matches()
+          && !name.equals("UCX_MM_ERROR_HANDLING")) {
+        sb.append(' ').append(name).append('=')
+            .append(System.getenv(name));
+      }
+    }
+    return sb.toString();
+  }
+
+  /** UCX's settings of its shared-memory transports. */
+  private static final Pattern SHARED_MEMORY_SETTING = Pattern.compile(
+      "UCX_(MM|SM|SYSV|POSIX|XPMEM|KNEM|CMA)_\\w+");
+
+  /**
    * Packs a key of memory {@code context} allocates and checks its layout
    * is one {@link PackedRemoteKey} knows.
    *

@@ -1,25 +1,35 @@
 package org.apache.hadoop.hdfs;
 
 /**
- * Hadoop 3's flavour: marks a pipeline node bad on a DataStreamer's
- * {@code ErrorState}, as the ResponseProcessor does for a bad ack (the
- * node's index, then an internal error, which is what a DataStreamer sets
- * for an exception it caught). The UCX path needs this when a node does
- * not take its descriptor. Hadoop 2's flavour (src/hadoop2/java) sets
- * its single error flag instead.
+ * Hadoop 3's flavour: restarts a DataStreamer's pipeline through its
+ * {@code ErrorState} when UCX failed it. Recovery starts only for an
+ * internal error with a marked node ({@code hasDatanodeError}), so
+ * {@link #restart} marks the first node unless one is marked, as the
+ * ResponseProcessor does for an error it cannot place; {@link #forgive}
+ * clears the mark when the streamer has closed the pipeline, before
+ * recovery drops the marked node, so the new pipeline keeps every node.
+ * Hadoop 2's flavour (src/hadoop2/java) sets its single error flag instead
+ * of the internal error.
  */
 final class UcxErrorStates {
 
   private UcxErrorStates() {
   }
 
-  /** Node {@code index} failed, unless a node is marked already. */
-  static void markBad(DataStreamer.ErrorState errorState, int index) {
+  /** Starts Hadoop's recovery of the pipeline. */
+  static void restart(DataStreamer.ErrorState errorState) {
     synchronized (errorState) {
-      if (!errorState.isNodeMarked()) {
-        errorState.setBadNodeIndex(index);
-      }
+      errorState.markFirstNodeIfNotMarked();
       errorState.setInternalError();
+    }
+  }
+
+  /** Keeps every node through the recovery about to start. */
+  static void forgive(DataStreamer.ErrorState errorState) {
+    synchronized (errorState) {
+      if (!errorState.isRestartingNode()) {
+        errorState.setBadNodeIndex(-1);
+      }
     }
   }
 }

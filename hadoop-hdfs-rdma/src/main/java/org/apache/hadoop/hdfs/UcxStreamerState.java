@@ -10,7 +10,9 @@ import org.apache.hadoop.classification.InterfaceAudience;
 import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
 import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
 import org.apache.hadoop.hdfs.protocol.datatransfer.PacketHeader;
+import org.apache.hadoop.hdfs.protocol.datatransfer.PipelineAck;
 import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.BlockOpResponseProto;
+import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.Status;
 import org.apache.hadoop.hdfs.security.token.block.BlockTokenIdentifier;
 import org.apache.hadoop.security.token.Token;
 import org.hdfsrdma.hadoop.client.ClientStream;
@@ -21,6 +23,7 @@ import org.hdfsrdma.hadoop.compat.WriteBlockOpRewriter;
 import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes;
 import org.hdfsrdma.hadoop.metrics.UcxJvmMetrics;
 import org.hdfsrdma.hadoop.protocol.CommitEntry;
+import org.hdfsrdma.hadoop.protocol.FallbackAck;
 import org.hdfsrdma.hadoop.protocol.WriteRequest;
 import org.hdfsrdma.hadoop.util.LogOnce;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
@@ -33,8 +36,8 @@ import org.slf4j.LoggerFactory;
  * {@link ClientStream} behind. It turns the streamer's pipeline into
  * addresses and names, Hadoop's messages into the offer and the commit
  * list ({@code compat}), a {@link DFSPacket} into an
- * {@link OutgoingPacket}, and a node that takes no descriptor into a bad
- * node of the streamer's {@code ErrorState}, as a bad ack is reported.
+ * {@link OutgoingPacket}, and a pipeline UCX fails into a recovery of
+ * the streamer's that keeps every DataNode and continues over TCP.
  */
 @InterfaceAudience.Private
 public final class UcxStreamerState {
@@ -54,7 +57,7 @@ public final class UcxStreamerState {
     this.stream = stream;
   }
 
-  /** Reports failed nodes to the streamer's error state. */
+  /** Restarts the streamer's pipeline through its error state. */
   private static final class Failures implements PipelineFailures {
     private final DataStreamer.ErrorState errorState;
 
@@ -63,8 +66,13 @@ public final class UcxStreamerState {
     }
 
     @Override
-    public void nodeFailed(int index) {
-      UcxErrorStates.markBad(errorState, index);
+    public void restartOverTcp() {
+      UcxErrorStates.restart(errorState);
+    }
+
+    @Override
+    public void forgive() {
+      UcxErrorStates.forgive(errorState);
     }
 
     @Override
@@ -236,10 +244,39 @@ public final class UcxStreamerState {
     return header;
   }
 
-  /** DataNode 1 answered a heartbeat (patch 0006). */
-  void heartbeatAcked() {
-    if (stream != null) {
+  /**
+   * The ResponseProcessor read {@code ack} (hook, before Hadoop looks at
+   * it). Heartbeat acks pace UCX heartbeats. On a UCX pipeline, a
+   * DataNode's out-of-band fallback ack ({@link FallbackAck}) ends the
+   * pipeline, to be restarted over TCP with every DataNode; an ack that
+   * reports a bad DataNode is Hadoop's evidence, left to Hadoop.
+   *
+   * @throws IOException for a fallback ack
+   */
+  void onAck(PipelineAck ack) throws IOException {
+    if (stream == null) {
+      return;
+    }
+    if (ack.getSeqno() == DFSPacket.HEART_BEAT_SEQNO) {
       stream.heartbeatAcked();
+    }
+    if (!stream.isActive()) {
+      return;
+    }
+    int fellBack = -1;
+    for (int i = 0; i < ack.getNumOfReplies(); i++) {
+      Status reply = PipelineAck.getStatusFromHeader(ack.getHeaderFlag(i));
+      if (reply.getNumber() == FallbackAck.STATUS_NUMBER
+          && ack.getSeqno() == PipelineAck.UNKOWN_SEQNO) {
+        fellBack = i;
+      } else if (reply != Status.SUCCESS
+          && !PipelineAck.isRestartOOBStatus(reply)) {
+        stream.ackReportedBadNode();
+        return;
+      }
+    }
+    if (fellBack >= 0) {
+      throw stream.dataNodeFellBack(fellBack);
     }
   }
 

@@ -18,6 +18,7 @@ import org.hdfsrdma.hadoop.protocol.WriteRequest;
 import org.hdfsrdma.hadoop.runtime.Reach;
 import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.hadoop.util.LogOnce;
+import org.hdfsrdma.hadoop.util.RateLimitedLog;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
 import org.hdfsrdma.ucx.UcxEndpoint;
 import org.slf4j.Logger;
@@ -59,9 +60,16 @@ public final class ClientStream {
     NOT_DESCRIBED
   }
 
+  /** One line per reason a pipeline falls back, at most every 10 s. */
+  private static final RateLimitedLog DATANODE_FELL_BACK =
+      RateLimitedLog.of(LOG);
+  private static final RateLimitedLog CLIENT_FELL_BACK =
+      RateLimitedLog.of(LOG);
+
   private final UcxRuntime runtime;
   private final RdmaConf conf;
   private final RegisteredBufferPool pool;
+  private final PipelineFailures failures;
   private final DescriptorSender sender;
   /** Heartbeats sent on this pipeline whose acks did not come back yet. */
   private final AtomicInteger heartbeatsInFlight = new AtomicInteger();
@@ -76,16 +84,21 @@ public final class ClientStream {
   private long[] sessionIds;
   /** How many DataNodes this client feeds; the rest are fed by those. */
   private int fed;
-  private boolean active;
-  private long tcpOnlyBlockId = Long.MIN_VALUE;
+  private volatile boolean active;
+  private volatile long tcpOnlyBlockId = Long.MIN_VALUE;
+  /** Why UCX failed the current pipeline, or null. */
+  private volatile PipelineOutcome fellBack;
+  /** Whether an ack of the current pipeline reported a bad DataNode. */
+  private volatile boolean ackReportedBadNode;
 
   private ClientStream(UcxRuntime runtime, RdmaConf conf,
       RegisteredBufferPool pool, PipelineFailures failures) {
     this.runtime = runtime;
     this.conf = conf;
     this.pool = pool;
-    this.sender = new DescriptorSender(runtime.worker(), pool, failures,
-        conf.connectTimeoutMs());
+    this.failures = failures;
+    this.sender = new DescriptorSender(runtime.worker(), pool,
+        failures::pipelineFailed, this::sendFailed, conf.connectTimeoutMs());
   }
 
   /**
@@ -274,6 +287,14 @@ public final class ClientStream {
             + " between processes of one user and host) and this JVM's UCX"
             + " has no RDMA device", null);
       }
+      if (reach[i] == Reach.SHARED_MEMORY) {
+        String other = Reach.sharedMemoryRefusal(
+            runtime.sharedMemoryProfile(), c.getSharedMemoryProfile());
+        if (other != null) {
+          return tcpFor(i, PipelineOutcome.TCP_OTHER_UCX, "it is on this"
+              + " host, but " + other, null);
+        }
+      }
       if (!DistributionPolicy.fetchesByGet(mode, reach[i])) {
         return tcpFor(i, PipelineOutcome.TCP_EMULATED_GETS, "it is on"
             + " another host and only UCX's tcp transport reaches it, where"
@@ -353,9 +374,9 @@ public final class ClientStream {
    *
    * <p>When a node's descriptor cannot be sent, the packet still counts as
    * sent: nodes before it may have fetched it, and the recovery's
-   * writeBlock must allow for their bytes. The failure goes to the
-   * stream's {@link PipelineFailures} instead, naming that node, and the
-   * block stays on TCP through its recovery. Sending also stops when the
+   * writeBlock must allow for their bytes. The pipeline restarts over TCP
+   * with every DataNode instead (the stream's {@link PipelineFailures}),
+   * and the block stays on TCP. Sending also stops when the
    * pipeline already failed (a bad ack): a dead node's full queue would
    * otherwise hold the DataStreamer until the send timeout.
    *
@@ -415,6 +436,76 @@ public final class ClientStream {
   }
 
   /**
+   * The client's UCX could not give node {@code node} a message (UCX
+   * failed its endpoint, or it took none in the send timeout): the
+   * pipeline restarts over TCP with every DataNode. A DataNode that died
+   * shows in Hadoop's acks, or fails the TCP pipeline's set-up, and
+   * recovery drops it then.
+   */
+  private void sendFailed(int node, String why) {
+    String backoff = fellBack(node, PipelineOutcome.FELL_BACK_CLIENT);
+    if (backoff != null) {
+      CLIENT_FELL_BACK.warn("hdfs-rdma: " + block + " restarts over TCP"
+          + " with every DataNode: " + why + backoff);
+    }
+  }
+
+  /**
+   * DataNode {@code node} of the current pipeline sent the out-of-band
+   * ack by which a DataNode whose UCX failed the block asks to continue
+   * over TCP (its log says why). Returns the exception the ack reader
+   * throws to end the pipeline; recovery restarts it over TCP with every
+   * DataNode.
+   */
+  public IOException dataNodeFellBack(int node) {
+    String[] names = nodeNames;
+    String name = names == null || node < 0 || node >= names.length
+        ? "DataNode " + node : names[node];
+    String backoff = fellBack(node, PipelineOutcome.FELL_BACK_DATANODE);
+    if (backoff != null) {
+      DATANODE_FELL_BACK.warn("hdfs-rdma: " + block + " restarts over TCP"
+          + " with every DataNode: " + name + " could not go on over UCX"
+          + " (its log says why)" + backoff);
+    }
+    return new IOException("hdfs-rdma: " + name + " asked to continue "
+        + block + " over TCP");
+  }
+
+  /**
+   * An ack of the current pipeline reported a DataNode bad: Hadoop's own
+   * evidence, which a UCX failure at the same time does not undo.
+   */
+  public void ackReportedBadNode() {
+    ackReportedBadNode = true;
+  }
+
+  /**
+   * Records that UCX failed the current pipeline because of node
+   * {@code node} (the first reason wins): the block stays on TCP, and
+   * Hadoop's recovery starts; the node's next pipelines try UCX again
+   * unless this happened to it lately ({@link NodeBackoff#fellBack}).
+   * Returns the end of a log line saying which (null after the first
+   * reason).
+   */
+  private synchronized String fellBack(int node, PipelineOutcome why) {
+    if (fellBack != null || !active) {
+      return null;
+    }
+    fellBack = why;
+    tcpOnlyBlockId = blockId;
+    String backoff = "";
+    if (node >= 0 && node < nodes.length && NodeBackoff.fellBack(nodes[node],
+        conf.unreachableRetryMs())) {
+      backoff = "; UCX failed with " + nodeNames[node] + " before, so"
+          + " pipelines through it use TCP for the next "
+          + conf.unreachableRetryMs() + " ms";
+    }
+    runtime.metrics().countPipeline(why);
+    failures.restartOverTcp();
+    return backoff;
+  }
+
+  /**
    * DataNode 1 answered a heartbeat. Heartbeats stay outside Hadoop's
    * limit of packets in flight; over TCP the socket paces them, here
    * their acks do: a client with a zero socket timeout sends them back to
@@ -424,8 +515,16 @@ public final class ClientStream {
     heartbeatsInFlight.updateAndGet(n -> n > 0 ? n - 1 : 0);
   }
 
-  /** The pipeline is over (end of block, error, close). */
-  public void endPipeline() {
+  /**
+   * The pipeline is over (end of block, error, close). When UCX failed it
+   * and no ack reported a bad DataNode, recovery keeps every node.
+   */
+  public synchronized void endPipeline() {
+    if (fellBack != null && !ackReportedBadNode) {
+      failures.forgive();
+    }
+    fellBack = null;
+    ackReportedBadNode = false;
     heartbeatsInFlight.set(0);
     active = false;
     request = null;

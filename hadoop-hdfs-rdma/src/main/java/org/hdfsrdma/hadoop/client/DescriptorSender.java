@@ -15,8 +15,6 @@ import org.hdfsrdma.ucx.RegisteredBufferPool;
 import org.hdfsrdma.ucx.StatusSlots;
 import org.hdfsrdma.ucx.UcxEndpoint;
 import org.hdfsrdma.ucx.UcxWorker;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A stream's per-packet path: one {@link PacketDescriptor} per DataNode the
@@ -30,13 +28,17 @@ import org.slf4j.LoggerFactory;
  * queue was full) keeps its ring slot until it completes; the slot's next
  * user waits for it, progressing the worker, as a full socket buffer holds
  * stock's write. A node that does not take a message within the connect
- * timeout is reported to {@link PipelineFailures} and the pipeline stops
- * sending; so does a pipeline that failed meanwhile (a bad ack).
+ * timeout, or whose endpoint UCX failed, is reported to the
+ * {@link SendFailure} and the pipeline stops sending; so does a pipeline
+ * that failed meanwhile (a bad ack).
  */
 final class DescriptorSender {
 
-  private static final Logger LOG =
-      LoggerFactory.getLogger(DescriptorSender.class);
+  /** Where a node that took no message is reported. */
+  interface SendFailure {
+    /** Node {@code node} took no message, for {@code why}. */
+    void sendFailed(int node, String why);
+  }
 
   /** Descriptors in flight per stream and node, reused round-robin. */
   private static final int RING = 64;
@@ -45,8 +47,8 @@ final class DescriptorSender {
 
   private final UcxWorker worker;
   private final RegisteredBufferPool pool;
-  private final PipelineFailures failures;
   private final BooleanSupplier pipelineFailed;
+  private final SendFailure sendFailure;
   private final long timeoutMs;
   private final PacketDescriptor descriptor = new PacketDescriptor();
   private final RegionAnnouncement announcement = new RegionAnnouncement();
@@ -64,14 +66,17 @@ final class DescriptorSender {
   private WriterCounters.Slot counters;
 
   /**
+   * @param pipelineFailed whether the pipeline failed already (stop
+   *     waiting for a send)
    * @param timeoutMs how long a node may take to accept a message
    */
   DescriptorSender(UcxWorker worker, RegisteredBufferPool pool,
-      PipelineFailures failures, long timeoutMs) {
+      BooleanSupplier pipelineFailed, SendFailure sendFailure,
+      long timeoutMs) {
     this.worker = worker;
     this.pool = pool;
-    this.failures = failures;
-    this.pipelineFailed = failures::pipelineFailed;
+    this.pipelineFailed = pipelineFailed;
+    this.sendFailure = sendFailure;
     this.timeoutMs = timeoutMs;
     this.memory = new SendMemory(worker, RING, MAX_PIPELINE);
   }
@@ -228,8 +233,8 @@ final class DescriptorSender {
     try {
       rc = endpoints[node].send(address, length, slots.address(slot));
     } catch (IOException e) {
-      nodeFailed(node, new IOException("hdfs-rdma: sending to "
-          + nodes[node] + " for " + block + " (" + e.getMessage() + ")", e));
+      sendFailure.sendFailed(node, "UCX could not send to " + nodes[node]
+          + " (" + e.getMessage() + ")");
       return false;
     }
     if (rc != 0) {
@@ -263,21 +268,9 @@ final class DescriptorSender {
     case GAVE_UP:
       return false;
     default:
-      nodeFailed(node, new IOException("hdfs-rdma: a message to "
-          + nodes[node] + " for " + block + " was not sent in " + timeoutMs
-          + " ms"));
+      sendFailure.sendFailed(node, "a UCX message to " + nodes[node]
+          + " was not sent in " + timeoutMs + " ms");
       return false;
     }
-  }
-
-  /**
-   * Node {@code node} did not take a message: the pipeline fails there.
-   * Stock learns of a bad node from an ack or a failed socket write; this
-   * reports it the way the ResponseProcessor does.
-   */
-  private void nodeFailed(int node, IOException cause) {
-    LOG.warn("hdfs-rdma: {} failed; the pipeline recovers without {}",
-        cause.getMessage(), nodes[node]);
-    failures.nodeFailed(node);
   }
 }

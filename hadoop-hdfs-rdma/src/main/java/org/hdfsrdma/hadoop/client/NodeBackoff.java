@@ -32,6 +32,10 @@ final class NodeBackoff {
   private static final ConcurrentHashMap<String, Long> FAN_OUT_UNTIL =
       new ConcurrentHashMap<String, Long>();
 
+  /** When UCX last failed a pipeline through a DataNode. */
+  private static final ConcurrentHashMap<String, Long> LAST_FALLBACK =
+      new ConcurrentHashMap<String, Long>();
+
   private NodeBackoff() {
   }
 
@@ -43,7 +47,7 @@ final class NodeBackoff {
   static PipelineOutcome tcpOutcome(String node, DistributionMode mode) {
     TcpUntil tcp = TCP_UNTIL.get(node);
     if (tcp != null && tcp.untilMs > System.currentTimeMillis()
-        && (tcp.outcome == PipelineOutcome.TCP_UNREACHABLE
+        && (tcp.outcome != PipelineOutcome.TCP_EMULATED_GETS
             || mode == DistributionMode.AUTO)) {
       return tcp.outcome;
     }
@@ -54,6 +58,26 @@ final class NodeBackoff {
   static void tcpFor(String node, PipelineOutcome outcome, long ms) {
     TCP_UNTIL.put(node, new TcpUntil(System.currentTimeMillis() + ms,
         outcome));
+  }
+
+  /**
+   * UCX failed a pipeline because of {@code node} (it went on over TCP).
+   * The first time, the next pipeline through it tries UCX again: a
+   * failure may be a passing one (a connection lost, a peer restarted). A
+   * second within {@code ms} keeps pipelines through it on TCP for
+   * {@code ms}, so that a lasting failure costs one restart, not one per
+   * block.
+   *
+   * @return whether pipelines through the node now stay on TCP
+   */
+  static boolean fellBack(String node, long ms) {
+    long now = System.currentTimeMillis();
+    Long last = LAST_FALLBACK.put(node, now);
+    if (last != null && now - last < ms) {
+      tcpFor(node, PipelineOutcome.TCP_UNREACHABLE, ms);
+      return true;
+    }
+    return false;
   }
 
   /** Whether auto should fan out pipelines through any of {@code nodes}. */

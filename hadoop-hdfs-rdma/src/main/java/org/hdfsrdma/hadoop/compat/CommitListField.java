@@ -79,6 +79,9 @@ public final class CommitListField {
     if (e.getIngestBytesPerSecond() > 0) {
       p.setIngestBytesPerSecond(e.getIngestBytesPerSecond());
     }
+    if (e.getSharedMemoryProfile() != null) {
+      p.setSharedMemoryProfile(e.getSharedMemoryProfile());
+    }
     return p.build().toByteString();
   }
 
@@ -121,6 +124,8 @@ public final class CommitListField {
     // the address's bytes: CommitEntry decodes them strictly
     return CommitEntry.received(p.getXferAddrBytes().toByteArray(),
         p.getWorkerAddress().toByteArray(), p.getUid(),
-        p.getHostId().toByteArray(), p.getIngestBytesPerSecond());
+        p.getHostId().toByteArray(), p.getIngestBytesPerSecond(),
+        p.hasSharedMemoryProfile()
+            ? p.getSharedMemoryProfileBytes().toByteArray() : null);
   }
 }

@@ -186,7 +186,8 @@ public final class BlockWrite {
         downstream.size() + 1);
     entries.add(new CommitEntry(self, dataNode.runtime().workerAddress(),
         HostIdentity.uid(), HostIdentity.hostId(),
-        dataNode.ingest().bytesPerSecond()));
+        dataNode.ingest().bytesPerSecond(),
+        dataNode.runtime().sharedMemoryProfile()));
     entries.addAll(downstream);
     fetcher = new PacketFetcher(session, dataNode, socket);
     if (fed != null) {

@@ -4,7 +4,6 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
-import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.SelectableChannel;
@@ -15,6 +14,7 @@ import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes.Phase;
 import org.hdfsrdma.hadoop.metrics.UcxDataNodeMetrics;
 import org.hdfsrdma.hadoop.metrics.WriterCounters;
 import org.hdfsrdma.ucx.PacketDescriptor;
+import org.hdfsrdma.ucx.PoolExhaustedException;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
 import org.hdfsrdma.ucx.RemoteRegion;
 import org.hdfsrdma.ucx.StatusSlots;
@@ -104,6 +104,7 @@ public final class PacketFetcher implements Closeable {
   private long packetsReceived;
   private long bytesFetched;
   private boolean overSocket;
+  private boolean fellBack;
   private boolean closed;
 
   /**
@@ -298,7 +299,7 @@ public final class PacketFetcher implements Closeable {
     getDone.slot = slot;
     if (!worker.drive(driver, getDone,
         TimeUnit.MILLISECONDS.toNanos(timeoutMs))) {
-      throw new SocketTimeoutException("the get of a packet of "
+      throw new UcxPathException("hdfs-rdma: the get of a packet of "
           + session.description() + " did not complete in " + timeoutMs
           + " ms");
     }
@@ -307,7 +308,7 @@ public final class PacketFetcher implements Closeable {
     landingTokens[entry] = RegisteredBufferPool.NO_LEASE;
     try {
       if (status != 0) {
-        throw new IOException("hdfs-rdma: the get of a packet of "
+        throw new UcxPathException("hdfs-rdma: the get of a packet of "
             + session.description() + " failed: "
             + StatusSlots.describe(status));
       }
@@ -340,7 +341,7 @@ public final class PacketFetcher implements Closeable {
     while (true) {
       long remaining = deadline - System.nanoTime();
       if (remaining <= 0) {
-        throw new SocketTimeoutException("no packet for "
+        throw new UcxPathException("hdfs-rdma: no packet for "
             + session.description() + " arrived over UCX in " + timeoutMs
             + " ms");
       }
@@ -351,8 +352,8 @@ public final class PacketFetcher implements Closeable {
           return true;
         }
         if (!worker.isRunning()) {
-          throw new IOException("the UCX worker closed while receiving "
-              + session.description());
+          throw new UcxPathException("hdfs-rdma: the UCX worker closed"
+              + " while receiving " + session.description());
         }
       }
       if (Thread.interrupted()) {
@@ -389,18 +390,33 @@ public final class PacketFetcher implements Closeable {
 
   private void startGet(int entry, RemoteRegion region, int length)
       throws IOException {
-    UcxEndpoint e = back.get();
-    long token = leaseLanding();
-    landingTokens[entry] = token;
-    region.startGet(e, descriptor.address(), landing.address(token), length,
-        gets.address(entry));
+    try {
+      UcxEndpoint e = back.get();
+      long token = leaseLanding();
+      landingTokens[entry] = token;
+      region.startGet(e, descriptor.address(), landing.address(token),
+          length, gets.address(entry));
+    } catch (UcxPathException e) {
+      throw e;
+    } catch (InterruptedIOException e) {
+      throw e;
+    } catch (IOException e) {
+      throw new UcxPathException("hdfs-rdma: cannot start the get of a"
+          + " packet of " + session.description() + ": " + e.getMessage(),
+          e);
+    }
   }
 
   private long leaseLanding() throws IOException {
     RegisteredBufferPool l = landing();
     long token = l.tryAcquire();
     if (token == RegisteredBufferPool.NO_LEASE) {
-      token = l.acquire(timeoutMs);
+      try {
+        token = l.acquire(timeoutMs);
+      } catch (PoolExhaustedException e) {
+        throw new UcxPathException("hdfs-rdma: no landing buffer for "
+            + session.description() + " in " + timeoutMs + " ms", e);
+      }
     }
     return token;
   }
@@ -424,16 +440,34 @@ public final class PacketFetcher implements Closeable {
   /**
    * Where Hadoop mirrors a packet: a DataNode that feeds another offers it
    * the packet's landing buffer; otherwise nothing (the DataNodes behind
-   * fetch from the client). A failure here is a failed mirror to Hadoop,
-   * as a failed socket write is.
+   * fetch from the client). A failure here is a {@link UcxPathException}:
+   * the DataNode asks its client to continue over TCP, and Hadoop then
+   * sees a failed mirror, as for a failed socket write.
    */
   public void forward() throws IOException {
     if (forwarder != null) {
       long token = toForward;
       toForward = RegisteredBufferPool.NO_LEASE;
-      forwarder.forward(current.seqno, current.offsetInBlock,
-          current.lastPacketInBlock, current.syncBlock,
-          current.checksumLength, current.dataLength, token);
+      try {
+        forwarder.forward(current.seqno, current.offsetInBlock,
+            current.lastPacketInBlock, current.syncBlock,
+            current.checksumLength, current.dataLength, token);
+      } catch (UcxPathException | InterruptedIOException e) {
+        throw e;
+      } catch (IOException e) {
+        throw new UcxPathException(e.getMessage(), e);
+      }
+    }
+  }
+
+  /**
+   * This block's UCX path failed and the DataNode asked its client to
+   * continue over TCP: counted once per block.
+   */
+  public void fellBack() {
+    if (!fellBack) {
+      fellBack = true;
+      dataNode.metrics().countFallback();
     }
   }
 

@@ -128,6 +128,10 @@ public final class PacketForwarder implements Closeable {
         fed.getUid());
     switch (reach) {
     case SHARED_MEMORY:
+      String other = Reach.sharedMemoryRefusal(runtime.sharedMemoryProfile(),
+          fed.getSharedMemoryProfile());
+      return other == null ? null : "the DataNode it would feed ("
+          + fed.getXferAddr() + ") is on this host, but " + other;
     case ONE_SIDED:
       return null;
     case EMULATED:

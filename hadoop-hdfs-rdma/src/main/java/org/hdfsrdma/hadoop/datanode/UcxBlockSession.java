@@ -251,7 +251,8 @@ public final class UcxBlockSession implements Closeable, UcxWorker.Readiness {
    * @return the reason, for the caller's refusal
    */
   String fail(String reason) {
-    fail(new IOException("hdfs-rdma: " + description + ": " + reason));
+    fail(new UcxPathException("hdfs-rdma: " + description + ": "
+        + reason));
     return reason;
   }
 

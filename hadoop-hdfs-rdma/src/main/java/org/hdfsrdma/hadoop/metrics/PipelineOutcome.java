@@ -12,7 +12,24 @@ public enum PipelineOutcome {
   TCP_EMULATED_GETS("pipelines-tcp-emulated-gets",
       "PipelinesTcpEmulatedGets"),
   /** TCP, because UCX could not reach some DataNode. */
-  TCP_UNREACHABLE("pipelines-tcp-unreachable", "PipelinesTcpUnreachable");
+  TCP_UNREACHABLE("pipelines-tcp-unreachable", "PipelinesTcpUnreachable"),
+  /**
+   * TCP, because a DataNode on this host runs another UCX release or other
+   * shared-memory settings.
+   */
+  TCP_OTHER_UCX("pipelines-tcp-other-ucx", "PipelinesTcpOtherUcx"),
+  /**
+   * Started over UCX, restarted over TCP with every DataNode: a DataNode's
+   * UCX failed the block (it asked for TCP with an out-of-band ack).
+   */
+  FELL_BACK_DATANODE("pipelines-fell-back-datanode",
+      "PipelinesFellBackDataNode"),
+  /**
+   * Started over UCX, restarted over TCP with every DataNode: the client's
+   * UCX could not send a descriptor (an endpoint error, or none taken in
+   * the send timeout).
+   */
+  FELL_BACK_CLIENT("pipelines-fell-back-client", "PipelinesFellBackClient");
 
   private final String label;
   private final String metric;

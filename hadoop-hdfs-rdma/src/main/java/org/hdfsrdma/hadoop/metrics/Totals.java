@@ -46,12 +46,15 @@ public final class Totals {
         .append(jvm.gauges().transports().replace("; ", ";").replace(' ', '_'));
     long overUcx = 0;
     long overTcp = 0;
+    long fellBack = 0;
     for (UcxDataNodeMetrics m : jvm.dataNodes()) {
       overUcx += m.blocksOverUcx();
       overTcp += m.blocksOverTcp();
+      fellBack += m.blocksFellBack();
     }
     b.append(" blocks-over-ucx=").append(overUcx)
         .append(" blocks-over-tcp=").append(overTcp)
+        .append(" blocks-fell-back=").append(fellBack)
         .append(" packets-fetched=")
         .append(jvm.dataNodeTotal(UcxDataNodeMetrics.PACKETS_FETCHED))
         .append(" rejected-messages=").append(jvm.rejectedMessages())

@@ -49,6 +49,7 @@ public final class UcxDataNodeMetrics implements MetricsSource {
   private final WriterCounters perPacket = new WriterCounters(5);
   private final AtomicLong blocksOverUcx = new AtomicLong();
   private final AtomicLong blocksOverTcp = new AtomicLong();
+  private final AtomicLong blocksFellBack = new AtomicLong();
   private final PacketPhaseTimes times;
   private final LongSupplier ingest;
 
@@ -76,6 +77,10 @@ public final class UcxDataNodeMetrics implements MetricsSource {
   private final MutableCounterLong blocksOverTcpMetric = registry.newCounter(
       "BlocksOverTcp", "Client block replicas received with their packets on"
           + " the socket", 0L);
+  private final MutableCounterLong blocksFellBackMetric =
+      registry.newCounter("BlocksFellBack", "Client blocks this DataNode's"
+          + " UCX failed (a message refused, a get failed, no packet in"
+          + " time), whose client it asked to continue over TCP", 0L);
   private final MutableGaugeLong ingestBytesPerSecond = registry.newGauge(
       "IngestBytesPerSecond", "Bytes this DataNode's receivers took in per"
           + " second of their busy time (moving average; 0 before a sample)",
@@ -111,6 +116,15 @@ public final class UcxDataNodeMetrics implements MetricsSource {
     (overUcx ? blocksOverUcx : blocksOverTcp).incrementAndGet();
   }
 
+  /** This DataNode's UCX failed a client block; it asked for TCP. */
+  public void countFallback() {
+    blocksFellBack.incrementAndGet();
+  }
+
+  public long blocksFellBack() {
+    return blocksFellBack.get();
+  }
+
   /** The per-packet counter {@code counter}, over every receiver. */
   public long get(int counter) {
     return perPacket.sum(counter);
@@ -144,6 +158,7 @@ public final class UcxDataNodeMetrics implements MetricsSource {
     Sources.advance(packetsFetched, get(PACKETS_FETCHED));
     Sources.advance(blocksOverUcxMetric, blocksOverUcx.get());
     Sources.advance(blocksOverTcpMetric, blocksOverTcp.get());
+    Sources.advance(blocksFellBackMetric, blocksFellBack.get());
     ingestBytesPerSecond.set(ingest.getAsLong());
     if (rates != null) {
       rates.update();

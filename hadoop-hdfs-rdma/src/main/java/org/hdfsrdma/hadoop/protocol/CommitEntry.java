@@ -23,7 +23,10 @@ import java.util.Arrays;
  * owner only); and, once measured, the DataNode's ingest rate (what its
  * gets, checksums and disk took in per second of its receivers' busy
  * time), from which a client shapes pipelines
- * ({@link org.hdfsrdma.hadoop.ShapeChooser}).
+ * ({@link org.hdfsrdma.hadoop.ShapeChooser}); and its shared-memory
+ * profile (UCX release and shared-memory settings,
+ * {@link org.hdfsrdma.ucx.UcxRelease#sharedMemoryProfile}), which a peer
+ * on its host must share to use shared memory with it.
  *
  * <p>How it travels is not this class's business: it compiles unchanged
  * against every Hadoop release (see {@code org.hdfsrdma.hadoop.compat}).
@@ -40,11 +43,18 @@ public final class CommitEntry {
   private final int uid;
   private final byte[] hostId;
   private final long ingestBytesPerSecond;
+  private final String sharedMemoryProfile;
 
-  /** An entry without an ingest rate. */
+  /** An entry without an ingest rate or a shared-memory profile. */
   public CommitEntry(String xferAddr, byte[] workerAddress, int uid,
       byte[] hostId) {
-    this(xferAddr, workerAddress, uid, hostId, 0);
+    this(xferAddr, workerAddress, uid, hostId, 0, null);
+  }
+
+  /** An entry without a shared-memory profile (an older release's). */
+  public CommitEntry(String xferAddr, byte[] workerAddress, int uid,
+      byte[] hostId, long ingestBytesPerSecond) {
+    this(xferAddr, workerAddress, uid, hostId, ingestBytesPerSecond, null);
   }
 
   /**
@@ -56,15 +66,19 @@ public final class CommitEntry {
    * @param hostId {@link #HOST_ID_LENGTH} bytes naming its host, copied
    * @param ingestBytesPerSecond the DataNode's measured ingest rate, or 0
    *     when it has none yet
+   * @param sharedMemoryProfile its shared-memory profile, 1 to
+   *     {@link WireLimits#MAX_STRING_BYTES} bytes of UTF-8, or null
    * @throws IllegalArgumentException when a value is out of range
    */
   public CommitEntry(String xferAddr, byte[] workerAddress, int uid,
-      byte[] hostId, long ingestBytesPerSecond) {
+      byte[] hostId, long ingestBytesPerSecond, String sharedMemoryProfile) {
     if (xferAddr == null) {
       throw new IllegalArgumentException("xferAddr is null");
     }
     String problem = problem(xferAddr.getBytes(StandardCharsets.UTF_8),
-        workerAddress, hostId, ingestBytesPerSecond);
+        workerAddress, hostId, ingestBytesPerSecond,
+        sharedMemoryProfile == null ? null
+            : sharedMemoryProfile.getBytes(StandardCharsets.UTF_8));
     if (problem != null) {
       throw new IllegalArgumentException(problem);
     }
@@ -73,6 +87,7 @@ public final class CommitEntry {
     this.uid = uid;
     this.hostId = hostId.clone();
     this.ingestBytesPerSecond = ingestBytesPerSecond;
+    this.sharedMemoryProfile = sharedMemoryProfile;
   }
 
   /**
@@ -83,31 +98,44 @@ public final class CommitEntry {
    *     up to three times as many bytes and would then fail the bound with
    *     an unchecked exception
    * @param ingestBytesPerSecond the ingest rate, 0 when the peer sent none
+   * @param sharedMemoryProfile the shared-memory profile as UTF-8 (decoded
+   *     strictly, too), or null when the peer sent none
    * @throws IOException naming the first value out of range
    */
   public static CommitEntry received(byte[] xferAddr, byte[] workerAddress,
-      int uid, byte[] hostId, long ingestBytesPerSecond) throws IOException {
+      int uid, byte[] hostId, long ingestBytesPerSecond,
+      byte[] sharedMemoryProfile) throws IOException {
     String problem = xferAddr == null ? "no xferAddr"
-        : problem(xferAddr, workerAddress, hostId, ingestBytesPerSecond);
+        : problem(xferAddr, workerAddress, hostId, ingestBytesPerSecond,
+            sharedMemoryProfile);
     if (problem != null) {
       throw new IOException("hdfs-rdma commit entry with " + problem);
     }
-    String addr;
+    return new CommitEntry(utf8(xferAddr, "xferAddr"), workerAddress, uid,
+        hostId, ingestBytesPerSecond, sharedMemoryProfile == null ? null
+            : utf8(sharedMemoryProfile, "shared-memory profile"));
+  }
+
+  private static String utf8(byte[] bytes, String what) throws IOException {
     try {
-      addr = StandardCharsets.UTF_8.newDecoder()
+      return StandardCharsets.UTF_8.newDecoder()
           .onMalformedInput(CodingErrorAction.REPORT)
           .onUnmappableCharacter(CodingErrorAction.REPORT)
-          .decode(ByteBuffer.wrap(xferAddr)).toString();
+          .decode(ByteBuffer.wrap(bytes)).toString();
     } catch (CharacterCodingException e) {
-      throw new IOException("hdfs-rdma commit entry xferAddr is not UTF-8");
+      throw new IOException("hdfs-rdma commit entry " + what
+          + " is not UTF-8");
     }
-    return new CommitEntry(addr, workerAddress, uid, hostId,
-        ingestBytesPerSecond);
   }
 
   /** @return what is wrong with these values, or null */
   private static String problem(byte[] xferAddr, byte[] workerAddress,
-      byte[] hostId, long ingestBytesPerSecond) {
+      byte[] hostId, long ingestBytesPerSecond, byte[] sharedMemoryProfile) {
+    if (sharedMemoryProfile != null && (sharedMemoryProfile.length == 0
+        || sharedMemoryProfile.length > WireLimits.MAX_STRING_BYTES)) {
+      return "a shared-memory profile of " + sharedMemoryProfile.length
+          + " bytes, not 1 to " + WireLimits.MAX_STRING_BYTES;
+    }
     if (xferAddr.length == 0
         || xferAddr.length > WireLimits.MAX_STRING_BYTES) {
       return "an xferAddr of " + xferAddr.length + " bytes, not 1 to "
@@ -152,6 +180,14 @@ public final class CommitEntry {
     return ingestBytesPerSecond;
   }
 
+  /**
+   * The DataNode's UCX release and shared-memory settings, or null when
+   * its release does not say (then nothing shares memory with it).
+   */
+  public String getSharedMemoryProfile() {
+    return sharedMemoryProfile;
+  }
+
   @Override
   public boolean equals(Object o) {
     if (!(o instanceof CommitEntry)) {
@@ -161,7 +197,9 @@ public final class CommitEntry {
     return uid == c.uid && xferAddr.equals(c.xferAddr)
         && Arrays.equals(workerAddress, c.workerAddress)
         && Arrays.equals(hostId, c.hostId)
-        && ingestBytesPerSecond == c.ingestBytesPerSecond;
+        && ingestBytesPerSecond == c.ingestBytesPerSecond
+        && java.util.Objects.equals(sharedMemoryProfile,
+            c.sharedMemoryProfile);
   }
 
   @Override
@@ -175,6 +213,7 @@ public final class CommitEntry {
     return "CommitEntry{xferAddr=" + xferAddr + ", worker address "
         + workerAddress.length + " bytes, uid=" + uid
         + (ingestBytesPerSecond > 0 ? ", ingest " + ingestBytesPerSecond
-            + " B/s" : "") + "}";
+            + " B/s" : "") + (sharedMemoryProfile != null ? ", UCX "
+            + sharedMemoryProfile : "") + "}";
   }
 }

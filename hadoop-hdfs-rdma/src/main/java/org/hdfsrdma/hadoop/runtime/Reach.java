@@ -60,6 +60,29 @@ public enum Reach {
     return ONE_SIDED;
   }
 
+  /**
+   * Why a peer that {@link #before} finds on this host and user must still
+   * not exchange messages with this JVM through UCX's shared memory, or
+   * null: its UCX release or shared-memory settings ({@code peerProfile},
+   * from its commit) differ from this JVM's ({@code ownProfile}). UCX
+   * lays out a shared-memory FIFO by each sender's own idea of it; a
+   * client on UCX 1.22 writing to a DataNode on 1.13 corrupted the
+   * DataNode's queue and died of SIGSEGV. A peer of a release that does
+   * not say is refused too.
+   */
+  public static String sharedMemoryRefusal(String ownProfile,
+      String peerProfile) {
+    if (peerProfile == null) {
+      return "it does not say which UCX it runs (an hdfs-rdma release"
+          + " before shared-memory profiles)";
+    }
+    if (!peerProfile.equals(ownProfile)) {
+      return "it runs UCX " + peerProfile + " and this JVM UCX "
+          + ownProfile + ", whose shared-memory queues need not agree";
+    }
+    return null;
+  }
+
   /** Whether UCX transport {@code name} serves gets without the peer CPU. */
   public static boolean isOneSided(String name) {
     return name.startsWith("rc") || name.startsWith("dc")

@@ -29,6 +29,7 @@ import org.hdfsrdma.ucx.PoolMetrics;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
 import org.hdfsrdma.ucx.UcxContext;
 import org.hdfsrdma.ucx.UcxEndpoint;
+import org.hdfsrdma.ucx.UcxRelease;
 import org.hdfsrdma.ucx.UcxUnavailableException;
 import org.hdfsrdma.ucx.UcxWorker;
 import org.slf4j.Logger;
@@ -77,6 +78,7 @@ public final class UcxRuntime implements Closeable {
   private final BufferPools pools;
   private final UcxWorker worker;
   private final byte[] workerAddress;
+  private final String sharedMemoryProfile;
   private final EndpointCache endpoints;
   private final Maintenance maintenance;
   private final AtomicLong maintenanceFailures = new AtomicLong();
@@ -106,6 +108,7 @@ public final class UcxRuntime implements Closeable {
       options = options.withUcxConfig("TLS", conf.ucxTls());
     }
     UcxContext ctx = new UcxContext(options);
+    this.sharedMemoryProfile = UcxRelease.sharedMemoryProfile();
     BufferPools p = null;
     UcxWorker w = null;
     try {
@@ -232,6 +235,15 @@ public final class UcxRuntime implements Closeable {
    */
   public byte[] workerAddress() {
     return workerAddress.clone();
+  }
+
+  /**
+   * This JVM's UCX release and shared-memory settings, which a peer on
+   * this host must share to exchange messages through shared memory
+   * ({@link Reach#sharedMemoryRefusal}).
+   */
+  public String sharedMemoryProfile() {
+    return sharedMemoryProfile;
   }
 
   /**

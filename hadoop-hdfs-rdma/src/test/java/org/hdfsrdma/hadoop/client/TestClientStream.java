@@ -55,17 +55,21 @@ public class TestClientStream {
   private UcxRuntime runtime;
   private UcxDataNode dataNode;
 
-  /** Failures reported by the stream; none expected. */
-  private final AtomicInteger failedNode = new AtomicInteger(-1);
+  /** Restarts the stream asked for; none expected. */
+  private final AtomicInteger restarts = new AtomicInteger();
   private final PipelineFailures failures = new PipelineFailures() {
     @Override
-    public void nodeFailed(int index) {
-      failedNode.set(index);
+    public void restartOverTcp() {
+      restarts.incrementAndGet();
+    }
+
+    @Override
+    public void forgive() {
     }
 
     @Override
     public boolean pipelineFailed() {
-      return failedNode.get() >= 0;
+      return restarts.get() > 0;
     }
   };
 
@@ -102,7 +106,8 @@ public class TestClientStream {
         SessionIds.of(password, request.getNonce(), POOL, DN, BLOCK, STAMP),
         BLOCK, STAMP, request.getPacketSize(), 128, 64, "the test block");
     stream.committed(Collections.singletonList(new CommitEntry(DN,
-        runtime.workerAddress(), HostIdentity.uid(), HostIdentity.hostId())));
+        runtime.workerAddress(), HostIdentity.uid(), HostIdentity.hostId(),
+        0, runtime.sharedMemoryProfile())));
     assertTrue("every node committed: the pipeline moves over UCX",
         stream.isActive());
 
@@ -178,7 +183,7 @@ public class TestClientStream {
     }
     assertNull(receiverFailure.get());
     assertFalse(receiver.isAlive());
-    assertEquals(-1, failedNode.get());
+    assertEquals(0, restarts.get());
     assertEquals(total, received.get());
     assertEquals((long) total * DATA, runtime.metrics().dataBytesSent());
     assertEquals((long) total * DATA, dataNode.metrics().dataBytesFetched());

@@ -7,6 +7,7 @@ import static org.hdfsrdma.hadoop.protocol.WireSamples.workerAddress;
 import static org.junit.Assert.assertArrayEquals;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertNotEquals;
+import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.fail;
 
 import java.io.IOException;
@@ -29,7 +30,9 @@ public class TestCommitEntry {
     return CommitEntry.received(
         e.getXferAddr().getBytes(StandardCharsets.UTF_8),
         e.getWorkerAddress(), e.getUid(), e.getHostId(),
-        e.getIngestBytesPerSecond());
+        e.getIngestBytesPerSecond(), e.getSharedMemoryProfile() == null
+            ? null : e.getSharedMemoryProfile().getBytes(
+                StandardCharsets.UTF_8));
   }
 
   @Test(timeout = 10000)
@@ -48,7 +51,7 @@ public class TestCommitEntry {
     assertArrayEquals(hostId(5), e.getHostId());
     assertEquals(3_000_000_000L, e.getIngestBytesPerSecond());
     assertEquals(e, CommitEntry.received(UTF8_ADDR, new byte[] {9, 8, 7},
-        0x01020304, hostId(5), 3_000_000_000L));
+        0x01020304, hostId(5), 3_000_000_000L, null));
     assertEquals(0, new CommitEntry("a:1", new byte[1], 0, hostId(1))
         .getIngestBytesPerSecond());
     // longest values allowed
@@ -123,25 +126,48 @@ public class TestCommitEntry {
     byte[] longAddr = new byte[WireLimits.MAX_STRING_BYTES + 1];
     Arrays.fill(longAddr, (byte) 'a');
     assertIOException("hdfs-rdma commit entry with no xferAddr",
-        () -> CommitEntry.received(null, w, 0, h, 0));
+        () -> CommitEntry.received(null, w, 0, h, 0, null));
     assertIOException("an xferAddr of 0 bytes, not 1 to 1024",
-        () -> CommitEntry.received(new byte[0], w, 0, h, 0));
+        () -> CommitEntry.received(new byte[0], w, 0, h, 0, null));
     assertIOException("an xferAddr of 1025 bytes, not 1 to 1024",
-        () -> CommitEntry.received(longAddr, w, 0, h, 0));
+        () -> CommitEntry.received(longAddr, w, 0, h, 0, null));
     assertIOException("a worker address of null, not 1 to 4096",
-        () -> CommitEntry.received(UTF8_ADDR, null, 0, h, 0));
+        () -> CommitEntry.received(UTF8_ADDR, null, 0, h, 0, null));
     assertIOException("a worker address of 0 bytes, not 1 to 4096",
-        () -> CommitEntry.received(UTF8_ADDR, new byte[0], 0, h, 0));
+        () -> CommitEntry.received(UTF8_ADDR, new byte[0], 0, h, 0, null));
     assertIOException("a worker address of 4097 bytes",
-        () -> CommitEntry.received(UTF8_ADDR, new byte[4097], 0, h, 0));
+        () -> CommitEntry.received(UTF8_ADDR, new byte[4097], 0, h, 0,
+            null));
     assertIOException("a host id of null, not 16",
-        () -> CommitEntry.received(UTF8_ADDR, w, 0, null, 0));
+        () -> CommitEntry.received(UTF8_ADDR, w, 0, null, 0, null));
     for (int n : new int[] {0, 15, 17}) {
       assertIOException("a host id of " + n + " bytes, not 16",
-          () -> CommitEntry.received(UTF8_ADDR, w, 0, new byte[n], 0));
+          () -> CommitEntry.received(UTF8_ADDR, w, 0, new byte[n], 0,
+              null));
     }
     assertIOException("ingest rate -5",
-        () -> CommitEntry.received(UTF8_ADDR, w, 0, h, -5));
+        () -> CommitEntry.received(UTF8_ADDR, w, 0, h, -5, null));
+    assertIOException("a shared-memory profile of 0 bytes, not 1 to 1024",
+        () -> CommitEntry.received(UTF8_ADDR, w, 0, h, 0, new byte[0]));
+    assertIOException("a shared-memory profile of 1025 bytes, not 1 to 1024",
+        () -> CommitEntry.received(UTF8_ADDR, w, 0, h, 0, longAddr));
+    byte[] invalid = {(byte) 0xff, (byte) 0xfe};
+    assertIOException("shared-memory profile is not UTF-8",
+        () -> CommitEntry.received(UTF8_ADDR, w, 0, h, 0, invalid));
+  }
+
+  /** The shared-memory profile travels when set, and counts in equality. */
+  @Test(timeout = 10000)
+  public void testSharedMemoryProfile() throws IOException {
+    CommitEntry e = new CommitEntry("a:1", new byte[] {1}, 7, hostId(2), 0,
+        "1.13.1 UCX_MM_FIFO_SIZE=16");
+    assertEquals("1.13.1 UCX_MM_FIFO_SIZE=16", e.getSharedMemoryProfile());
+    assertEquals(e, received(e));
+    assertNotEquals(e, new CommitEntry("a:1", new byte[] {1}, 7, hostId(2)));
+    assertNotEquals(e, new CommitEntry("a:1", new byte[] {1}, 7, hostId(2),
+        0, "1.22.0"));
+    assertTrue(e.toString(), e.toString().contains(
+        "UCX 1.13.1 UCX_MM_FIFO_SIZE=16"));
   }
 
   /**
@@ -155,7 +181,7 @@ public class TestCommitEntry {
       byte[] invalid = new byte[n];
       Arrays.fill(invalid, (byte) 0xff);
       assertIOException("xferAddr is not UTF-8", () -> CommitEntry.received(
-          invalid, workerAddress(8, 4), 0, hostId(4), 0));
+          invalid, workerAddress(8, 4), 0, hostId(4), 0, null));
     }
   }
 }

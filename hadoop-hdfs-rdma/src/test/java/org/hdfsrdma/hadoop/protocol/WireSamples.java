@@ -43,7 +43,10 @@ public final class WireSamples {
     return h;
   }
 
-  /** Entries with the extremes of every value, one with an ingest rate. */
+  /**
+   * Entries with the extremes of every value, one with an ingest rate, one
+   * with a shared-memory profile.
+   */
   public static List<CommitEntry> commits() {
     return Arrays.asList(
         new CommitEntry("10.0.0.1:9866", workerAddress(197, 1), 0,
@@ -53,7 +56,9 @@ public final class WireSamples {
         new CommitEntry("[::1]:9866", workerAddress(
             WireLimits.MAX_WORKER_ADDRESS_BYTES, 3), -1, hostId(3)),
         new CommitEntry("10.0.0.4:9866", workerAddress(64, 4), 1000,
-            hostId(4), 1_250_000_000L));
+            hostId(4), 1_250_000_000L),
+        new CommitEntry("10.0.0.5:9866", workerAddress(80, 5), 1000,
+            hostId(5), 0, "1.22.0 UCX_MM_FIFO_SIZE=64"));
   }
 
   /**

@@ -148,7 +148,8 @@ public final class UcxDataNodeWrite {
       }
       return reply;
     }
-    receiver.setPacketReceiver(new UcxPacketReceiver(write.fetcher()));
+    receiver.setPacketReceiver(new UcxPacketReceiver(write.fetcher(),
+        receiver));
     return CommitListField.withCommits(reply, entries);
   }
 

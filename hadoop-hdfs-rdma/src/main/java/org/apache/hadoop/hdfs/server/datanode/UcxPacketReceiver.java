@@ -10,10 +10,15 @@ import org.apache.hadoop.classification.InterfaceAudience;
 import org.apache.hadoop.fs.ChecksumException;
 import org.apache.hadoop.hdfs.protocol.datatransfer.PacketHeader;
 import org.apache.hadoop.hdfs.protocol.datatransfer.PacketReceiver;
+import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.Status;
 import org.apache.hadoop.util.DataChecksum;
 import org.hdfsrdma.hadoop.datanode.FetchedPacket;
 import org.hdfsrdma.hadoop.datanode.PacketFetcher;
+import org.hdfsrdma.hadoop.datanode.UcxPathException;
 import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes.Phase;
+import org.hdfsrdma.hadoop.protocol.FallbackAck;
+import org.hdfsrdma.hadoop.util.RateLimitedLog;
+import org.slf4j.LoggerFactory;
 
 /**
  * A BlockReceiver's packet source when the block arrives over UCX: Hadoop's
@@ -25,7 +30,11 @@ import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes.Phase;
  * <p>The header and the checksum and data slices are reused while packets
  * keep their size: nothing is allocated per packet. When the client sends
  * the block over the socket after all, the rest of it is read by a stock
- * PacketReceiver.
+ * PacketReceiver. When the UCX path fails the block
+ * ({@link UcxPathException}), the DataNode asks the client to continue
+ * over TCP with an out-of-band ack upstream ({@link FallbackAck}), and the
+ * block ends here as stock's does on a broken socket; the client restarts
+ * the pipeline over TCP with every DataNode.
  *
  * <p>Part of the per-release layer: {@code PacketReceiver} and
  * {@code PacketHeader} are Hadoop internals. The static methods are
@@ -82,7 +91,12 @@ public final class UcxPacketReceiver extends PacketReceiver {
     }
   }
 
+  /** Refusals that fail UCX blocks, one line per 10 s at most. */
+  private static final RateLimitedLog FALLBACKS = RateLimitedLog.of(
+      LoggerFactory.getLogger(UcxPacketReceiver.class));
+
   private final PacketFetcher fetcher;
+  private final BlockReceiver receiver;
   private final ReusedHeader header = new ReusedHeader();
   private ByteBuffer checksums = ByteBuffer.allocate(0);
   private ByteBuffer data = ByteBuffer.allocate(0);
@@ -94,9 +108,14 @@ public final class UcxPacketReceiver extends PacketReceiver {
   private boolean verifierChosen;
   private boolean closed;
 
-  public UcxPacketReceiver(PacketFetcher fetcher) {
+  /**
+   * @param receiver the block's receiver, whose responder sends the
+   *     fallback ack upstream; null where there is none (tests)
+   */
+  public UcxPacketReceiver(PacketFetcher fetcher, BlockReceiver receiver) {
     super(false);
     this.fetcher = fetcher;
+    this.receiver = receiver;
   }
 
   /** The fetcher behind this receiver. */
@@ -130,7 +149,11 @@ public final class UcxPacketReceiver extends PacketReceiver {
       overSocket.receiveNextPacket(in);
       return;
     }
-    fetcher.next(null);
+    try {
+      fetcher.next(null);
+    } catch (UcxPathException e) {
+      throw fallBack(e);
+    }
     present();
   }
 
@@ -141,7 +164,13 @@ public final class UcxPacketReceiver extends PacketReceiver {
       pushedBack = null;
       return;
     }
-    if (fetcher.next(in)) {
+    boolean overUcx;
+    try {
+      overUcx = fetcher.next(in);
+    } catch (UcxPathException e) {
+      throw fallBack(e);
+    }
+    if (overUcx) {
       present();
       return;
     }
@@ -183,7 +212,34 @@ public final class UcxPacketReceiver extends PacketReceiver {
       overSocket.mirrorPacketTo(mirrorOut);
       return;
     }
-    fetcher.forward();
+    try {
+      fetcher.forward();
+    } catch (UcxPathException e) {
+      throw fallBack(e);
+    }
+  }
+
+  /**
+   * The UCX path failed this block: asks the client, through the block's
+   * responder, to continue over TCP, and returns {@code e} to end the
+   * block. The ack is best effort: a client that does not get it sees the
+   * block's socket close, as for any failed DataNode.
+   */
+  private UcxPathException fallBack(UcxPathException e) {
+    fetcher.fellBack();
+    FALLBACKS.warn(e.getMessage() + "; asking the client to continue over"
+        + " TCP");
+    if (receiver != null) {
+      try {
+        receiver.sendOOB(Status.valueOf(FallbackAck.STATUS_NUMBER));
+      } catch (IOException x) {
+        e.addSuppressed(x);
+      } catch (InterruptedException x) {
+        Thread.currentThread().interrupt();
+        e.addSuppressed(x);
+      }
+    }
+    return e;
   }
 
   /** Closes the fetcher (its session, its landing buffers). Idempotent. */

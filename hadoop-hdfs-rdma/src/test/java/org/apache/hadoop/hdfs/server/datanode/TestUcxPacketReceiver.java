@@ -20,7 +20,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
-import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
@@ -46,6 +45,7 @@ import org.hdfsrdma.hadoop.datanode.PacketForwarder;
 import org.hdfsrdma.hadoop.datanode.SessionTable;
 import org.hdfsrdma.hadoop.datanode.UcxBlockSession;
 import org.hdfsrdma.hadoop.datanode.UcxDataNode;
+import org.hdfsrdma.hadoop.datanode.UcxPathException;
 import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes.Phase;
 import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes;
 import org.hdfsrdma.hadoop.metrics.UcxDataNodeMetrics;
@@ -165,7 +165,8 @@ public class TestUcxPacketReceiver {
   private static UcxPacketReceiver receiver(UcxDataNode d, UcxBlockSession s,
       SocketPair socket) {
     return new UcxPacketReceiver(new PacketFetcher(s, d,
-        socket == null ? null : UcxDataNodeWrite.watchable(socket.channel)));
+        socket == null ? null : UcxDataNodeWrite.watchable(socket.channel)),
+        null);
   }
 
   private static void receive(UcxPacketReceiver r) throws IOException {
@@ -400,8 +401,10 @@ public class TestUcxPacketReceiver {
             e.getMessage().contains(expected));
         assertTrue(e.getMessage(),
             e.getMessage().contains(s.description()));
+        assertTrue("a UCX failure, for the client to go on over TCP: " + e,
+            e instanceof UcxPathException);
         assertFalse("failed by the timeout, not the refusal: " + e,
-            e instanceof SocketTimeoutException);
+            e.getMessage().contains("arrived over UCX in"));
       }
       assertTrue("failed at once", System.nanoTime() - start
           < TimeUnit.SECONDS.toNanos(10));
@@ -772,7 +775,7 @@ public class TestUcxPacketReceiver {
           try {
             r.receiveNextPacket(socket.in);
             fail("a packet out of nowhere");
-          } catch (SocketTimeoutException expected) {
+          } catch (UcxPathException expected) {
             assertTrue(expected.getMessage(), expected.getMessage().contains(
                 "no packet for " + s.description()));
             assertTrue(expected.getMessage(),
@@ -1046,7 +1049,7 @@ public class TestUcxPacketReceiver {
       try {
         receive(r);
         fail("a get from a frozen client completed");
-      } catch (SocketTimeoutException expected) {
+      } catch (UcxPathException expected) {
         assertTrue(expected.getMessage(),
             expected.getMessage().contains("did not complete in 1000 ms"));
       }
