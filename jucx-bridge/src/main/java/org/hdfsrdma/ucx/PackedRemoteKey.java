@@ -34,7 +34,11 @@ import java.util.Map;
  * later (the release travels in the worker address), so keys of both kinds
  * meet in mixed clusters and both pass here; the key handed to UCX
  * ({@link #forEndpoint}) always ends with a trailer of 0xff, which UCX
- * before 1.20 never reads and later ones read as "no device".
+ * before 1.20 never reads and later ones read as "no device". UCX 1.20
+ * and later pack no entry for transports that need none (tcp, whose gets
+ * are emulated with active messages): a key of memory only they reach is
+ * the header alone, md_map 0, and so is the key handed to UCX for an
+ * endpoint that reaches only such transports.
  *
  * <p>{@link #inspect} checks the framing only: the header, that the entries
  * exactly fill the key up to a well-formed trailer. Entries are handed to
@@ -100,13 +104,14 @@ final class PackedRemoteKey {
           + " its " + HEADER + "-byte header";
     }
     long mdMap = littleEndian(key, 0, 8);
-    if (mdMap == 0) {
-      return "packed remote key names no memory domain";
-    }
     int memoryType = key[8] & 0xFF;
     if (memoryType != MEMORY_TYPE_HOST) {
       return "packed remote key is for memory type " + memoryType
           + ", not host memory";
+    }
+    if (mdMap == 0 && key.length != HEADER) {
+      return "packed remote key names no memory domain but has "
+          + (key.length - HEADER) + " bytes after its header";
     }
     int p = HEADER;
     for (int md = 0; md < 64; md++) {
@@ -193,6 +198,7 @@ final class PackedRemoteKey {
    *     direct read would go through), when not null
    * @throws MalformedDescriptorException when an entry of a reached domain
    *     has another shape than its transport's keys, or no entry is left
+   *     for an endpoint that reaches a transport needing one
    */
   static byte[] forEndpoint(byte[] key, Map<Integer, String> domains,
       List<SysvEntry> sysv) throws MalformedDescriptorException {
@@ -223,19 +229,31 @@ final class PackedRemoteKey {
       }
       p += 1 + len;
     }
-    if (kept == 0) {
+    if (kept == 0 && !onlyKeyless(domains)) {
       throw new MalformedDescriptorException("no entry of the packed remote"
           + " key is in a memory domain this endpoint reaches through a"
           + " transport hdfs-rdma reads through " + domains);
     }
-    byte[] out = new byte[HEADER + entries.size() + 1];
+    byte[] out = new byte[HEADER + entries.size() + (kept == 0 ? 0 : 1)];
     for (int i = 0; i < 8; i++) {
       out[i] = (byte) (kept >>> (8 * i));
     }
     out[8] = (byte) MEMORY_TYPE_HOST;
     System.arraycopy(entries.toByteArray(), 0, out, HEADER, entries.size());
-    out[out.length - 1] = (byte) NO_DEVICE;
+    if (kept != 0) {
+      out[out.length - 1] = (byte) NO_DEVICE;
+    }
     return out;
+  }
+
+  /** Whether every domain reached is of a transport that needs no key. */
+  private static boolean onlyKeyless(Map<Integer, String> domains) {
+    for (String component : domains.values()) {
+      if (entryLength(component) != EMPTY_ENTRY) {
+        return false;
+      }
+    }
+    return !domains.isEmpty();
   }
 
   /**

@@ -163,8 +163,12 @@ public class TestPackedRemoteKey {
   public void testHeaderAndFramingAreChecked() {
     assertEquals("packed remote key of 8 bytes is shorter than its 9-byte"
         + " header", PackedRemoteKey.inspect(new byte[8]));
-    assertEquals("packed remote key names no memory domain",
-        PackedRemoteKey.inspect(key(0, 0)));
+    // Memory no domain needs a key for (UCX 1.20 and later, tcp alone):
+    // the header alone, and nothing after it.
+    assertNull(PackedRemoteKey.inspect(key(0, 0)));
+    assertEquals("packed remote key names no memory domain but has 1 bytes"
+        + " after its header", PackedRemoteKey.inspect(withTrailer(key(0, 0),
+            0xff)));
     assertEquals("packed remote key is for memory type 1, not host memory",
         PackedRemoteKey.inspect(key(1, 1, 0)));
     // An md_map promising more entries than the key has.
@@ -276,13 +280,20 @@ public class TestPackedRemoteKey {
         + " bytes");
     expectRefused(key(0b10, 0, 0), shm, "memory domain 1 is 0 bytes");
     expectRefused(key(1, 0, 12), tcp, "memory domain 0 is 12 bytes");
-    // Nothing left for UCX.
+    // UCX 1.20's keys over tcp, which needs none: the header alone.
+    assertEquals(UcxTestUtils.hex(key(0, 0)), UcxTestUtils.hex(
+        PackedRemoteKey.forEndpoint(key(0, 0), tcp, null)));
+    assertEquals(UcxTestUtils.hex(key(0, 0)), UcxTestUtils.hex(
+        PackedRemoteKey.forEndpoint(withTrailer(key(0b10, 0, 12), 0xff),
+            tcp, null)));
+    // Nothing left for UCX of a key that had entries.
     expectRefused(key(0b100, 0, 12), shm, "no entry of the packed remote"
         + " key is in a memory domain this endpoint reaches through a"
         + " transport hdfs-rdma reads through {1=sysv, 2=posix}");
     expectRefused(key(0b1001, 0, 0, 12), shm, "no entry");
     expectRefused(key(1, 0, 0), new java.util.TreeMap<Integer, String>(),
         "no entry");
+    expectRefused(key(0, 0), shm, "no entry");
   }
 
   private static void expectRefused(byte[] key, Map<Integer, String> domains,
