@@ -28,3 +28,6 @@ dev-support/pyspark.sh
 # A Java 11 runtime, for the test command's put on the Java a Hadoop 3.4
 # cluster may run (outside the repository).
 dev-support/jdk11.sh > /dev/null
+# The newest UCX release PyPI publishes, for the test command's UCX leg
+# (outside the repository).
+dev-support/ucx-wheel.sh > /dev/null

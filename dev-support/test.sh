@@ -16,7 +16,12 @@ mkdir -p target
 mvnlog=target/test-sh-maven.log
 # -DskipStockComparison: the stock baselines of Hadoop's tests are
 # recorded (dev-support/hadoop-tests-baseline.sh), not rerun every time.
-if ! mvn -B -ntp verify -DskipStockComparison "$@" 2>&1 | tee "$mvnlog"; then
+# A UCX release other than Debian's: the newest PyPI publishes, fetched by
+# setup.sh (dev-support/ucx-wheel.sh). TestMixedUcxReleases runs clients
+# and DataNodes on it and on Debian's; the UCX leg below runs on it alone.
+other_ucx="$(dev-support/ucx-wheel.sh)"
+if ! mvn -B -ntp verify -DskipStockComparison \
+    -Dhdfsrdma.test.other-ucx="$other_ucx" "$@" 2>&1 | tee "$mvnlog"; then
   dev-support/crash-report.sh "$here" "$mvnlog"
   exit 1
 fi
@@ -134,6 +139,21 @@ if [ -f "$totals" ]; then
       " data bytes fetched by DataNodes over UCX, %d of them from the" \
       " DataNode before\n", NR, fetched, chained }' "$totals"
 fi
+
+# The UCX that RDMA clusters run (vendor stacks bundle 1.16 to 1.22; Debian
+# has 1.13): the bridge's tests (the hostile keys among them), the
+# write-path tests and the main job again, with every JVM on the newest
+# release PyPI publishes (shared memory, cma and tcp; no verbs). The tests
+# run on the classes the Maven build above compiled.
+echo "UCX leg: $other_ucx"
+ucx_leg() { LD_LIBRARY_PATH="$other_ucx${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+  "$@"; }
+ucx_leg mvn -B -ntp -o -pl jucx-bridge surefire:test
+ucx_leg mvn -B -ntp -o -pl hadoop-hdfs-rdma surefire:test \
+  -Dmodule.tests=TestUcxWritePath,TestUcxWritePathScenarios
+release="$(grep '^3\.4\.' <<< "$lines" | tail -1)"
+echo "put.sh --hadoop $release --ucx $other_ucx:"
+dev-support/put.sh --hadoop "$release" --ucx "$other_ucx" "$put_file"
 
 # The benchmark harness's unit tests (parsing, statistics, targets, the
 # results' formats): no cluster, well under a second.

@@ -102,9 +102,16 @@ final class ProcessCluster implements Closeable {
     work.mkdirs();
   }
 
-  /** Sets an environment variable of every JVM started after this call. */
+  /**
+   * Sets an environment variable of every JVM started after this call, or
+   * with {@code value} null, leaves it as this JVM has it.
+   */
   ProcessCluster environment(String name, String value) {
-    environment.put(name, value);
+    if (value == null) {
+      environment.remove(name);
+    } else {
+      environment.put(name, value);
+    }
     return this;
   }
 

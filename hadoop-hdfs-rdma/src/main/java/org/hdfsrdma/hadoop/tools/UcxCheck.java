@@ -19,6 +19,7 @@ import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.hadoop.tools.Findings.Level;
 import org.hdfsrdma.ucx.NativeIntrospection;
 import org.hdfsrdma.ucx.UcxLibrary;
+import org.hdfsrdma.ucx.UcxRelease;
 import org.hdfsrdma.ucx.UcxUnavailableException;
 
 /**
@@ -47,9 +48,30 @@ final class UcxCheck {
           + " build): " + UcxLibrary.unavailableReason());
       return false;
     }
-    findings.add(Level.OK, "ucx", "UCX "
-        + NativeIntrospection.loadedUcxVersion() + " loaded: "
-        + String.join(", ", mappedUcxLibraries()));
+    String release = UcxRelease.loaded();
+    String libraries = String.join(", ", mappedUcxLibraries());
+    String refusal = UcxRelease.refusal(release);
+    String range = "hdfs-rdma runs on UCX " + UcxRelease.OLDEST + " to "
+        + UcxRelease.NEWEST_TESTED;
+    if (refusal != null) {
+      findings.add(Level.PROBLEM, "ucx", refusal + " (" + range + "; writes"
+          + " stay on TCP): " + libraries);
+      return false;
+    }
+    if (UcxRelease.newerThanTested(release)) {
+      findings.add(Level.WARN, "ucx", "UCX " + release + " loaded, newer"
+          + " than tested (" + range + "); it runs when its remote keys"
+          + " have a layout hdfs-rdma knows (ucx runtime, below): "
+          + libraries);
+    } else {
+      findings.add(Level.OK, "ucx", "UCX " + release + " loaded, supported"
+          + " (" + range + "): " + libraries);
+    }
+    findings.add(Level.INFO, "ucx shared memory", "profile \""
+        + UcxRelease.sharedMemoryProfile() + "\": processes of this host"
+        + " exchange data through shared memory only when theirs is the"
+        + " same (UCX release and UCX_MM_*, UCX_SYSV_*, UCX_POSIX_*"
+        + " settings)");
     String tls = System.getenv("UCX_TLS");
     if (tls != null) {
       findings.add(Level.INFO, "ucx", "UCX_TLS=" + tls

@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
 
+import org.hdfsrdma.ucx.UcxRelease;
 import org.junit.AfterClass;
 import org.junit.BeforeClass;
 import org.junit.Test;
@@ -125,7 +126,11 @@ public class TestCheckCommand {
         + " DataXceiver"));
     assertTrue(r.log, r.has("INFO    class org.apache.hadoop.hdfs"
         + ".DataStreamer: patched, loaded from "));
-    assertTrue(r.log, r.has("OK      ucx: UCX 1.13"));
+    assertTrue(r.log, r.has("OK      ucx: UCX " + UcxRelease.loaded()
+        + " loaded, supported (hdfs-rdma runs on UCX " + UcxRelease.OLDEST
+        + " to " + UcxRelease.NEWEST_TESTED + "): "));
+    assertTrue(r.log, r.has("INFO    ucx shared memory: profile \""
+        + UcxRelease.loaded()));
     assertTrue(r.log, r.has("INFO    ucx devices: "));
     assertTrue(r.log, r.has("INFO    setting: dfs.client.rdma.enabled=true"
         + " (hdfs-site.xml)"));
