@@ -22,10 +22,12 @@ import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.hdfs.DFSTestUtil;
 import org.apache.hadoop.hdfs.DistributedFileSystem;
+import org.apache.hadoop.hdfs.protocol.datatransfer.PipelineAck;
 import org.apache.hadoop.test.GenericTestUtils;
 import org.hdfsrdma.hadoop.ProcessCluster.DataNodeProcess;
 import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
 import org.hdfsrdma.hadoop.datanode.DataNodeServer;
+import org.hdfsrdma.hadoop.protocol.FallbackAck;
 import org.hdfsrdma.hadoop.protocol.WriteRequest;
 import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.ucx.HelloMessage;
@@ -349,8 +351,9 @@ public class TestHostilePeers {
 
   /**
    * A writer that opened a block over the authenticated socket (and so
-   * knows its session id) breaks one rule after another: each block
-   * fails, nothing is read, and the regions it names outside its own
+   * knows its session id) breaks one rule after another: each block's UCX
+   * session ends (the writer is asked to go on over TCP, and the block
+   * ends), nothing is read, and the regions it names outside its own
    * memory are refused before UCX sees their keys.
    */
   @Test(timeout = 600_000)
@@ -448,7 +451,15 @@ public class TestHostilePeers {
             rogue.send(packet(sid, block, 1001L, j + 1, 1, inside, 4, 512));
             descriptors++;
           }
-          // The DataNode fails the block: its end of the socket closes.
+          // The DataNode asks the writer to go on over TCP (its fallback
+          // ack), then ends the block: its end of the socket closes.
+          PipelineAck ack = new PipelineAck();
+          ack.readFields(w.in);
+          assertEquals(ack.toString(), PipelineAck.UNKOWN_SEQNO,
+              ack.getSeqno());
+          assertEquals(ack.toString(), FallbackAck.STATUS_NUMBER,
+              PipelineAck.getStatusFromHeader(ack.getHeaderFlag(0))
+                  .getNumber());
           assertEquals("the DataNode ended the block", -1, w.in.read());
         }
       }

@@ -550,8 +550,7 @@ public class TestUcxWritePathScenarios {
     waitReplication(path, 3);
     assertHealthy("/refused");
     DataNodeServer server = DataNodeServer.of(runtime);
-    GenericTestUtils.waitFor(() -> server.sessions().size() == 0, 50,
-        30_000);
+    WaitFor.waitFor(() -> server.sessions().size() == 0, 50, 30_000);
     assertTrue(runtime.worker().isRunning());
   }
 

@@ -1,10 +1,7 @@
 package org.hdfsrdma.hadoop.client;
 
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.hadoop.conf.Configuration;
@@ -15,10 +12,8 @@ import org.hdfsrdma.hadoop.metrics.PipelineOutcome;
 import org.hdfsrdma.hadoop.protocol.CommitEntry;
 import org.hdfsrdma.hadoop.protocol.SessionIds;
 import org.hdfsrdma.hadoop.protocol.WriteRequest;
-import org.hdfsrdma.hadoop.runtime.Reach;
 import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.hadoop.util.LogOnce;
-import org.hdfsrdma.hadoop.util.RateLimitedLog;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
 import org.hdfsrdma.ucx.UcxEndpoint;
 import org.slf4j.Logger;
@@ -60,17 +55,11 @@ public final class ClientStream {
     NOT_DESCRIBED
   }
 
-  /** One line per reason a pipeline falls back, at most every 10 s. */
-  private static final RateLimitedLog DATANODE_FELL_BACK =
-      RateLimitedLog.of(LOG);
-  private static final RateLimitedLog CLIENT_FELL_BACK =
-      RateLimitedLog.of(LOG);
-
   private final UcxRuntime runtime;
   private final RdmaConf conf;
   private final RegisteredBufferPool pool;
-  private final PipelineFailures failures;
   private final DescriptorSender sender;
+  private final PipelineFallback fallback;
   /** Heartbeats sent on this pipeline whose acks did not come back yet. */
   private final AtomicInteger heartbeatsInFlight = new AtomicInteger();
 
@@ -86,19 +75,16 @@ public final class ClientStream {
   private int fed;
   private volatile boolean active;
   private volatile long tcpOnlyBlockId = Long.MIN_VALUE;
-  /** Why UCX failed the current pipeline, or null. */
-  private volatile PipelineOutcome fellBack;
-  /** Whether an ack of the current pipeline reported a bad DataNode. */
-  private volatile boolean ackReportedBadNode;
 
   private ClientStream(UcxRuntime runtime, RdmaConf conf,
       RegisteredBufferPool pool, PipelineFailures failures) {
     this.runtime = runtime;
     this.conf = conf;
     this.pool = pool;
-    this.failures = failures;
     this.sender = new DescriptorSender(runtime.worker(), pool,
         failures::pipelineFailed, this::sendFailed, conf.connectTimeoutMs());
+    this.fallback = new PipelineFallback(failures, runtime.metrics(),
+        conf.unreachableRetryMs());
   }
 
   /**
@@ -255,10 +241,13 @@ public final class ClientStream {
     for (CommitEntry c : commits) {
       ShapeChooser.noteIngest(c.getXferAddr(), c.getIngestBytesPerSecond());
     }
-    UcxEndpoint[] connected = connect(commits);
-    if (connected == null) {
+    PipelineConnect.Result connect = PipelineConnect.connect(runtime, conf,
+        commits, nodes, fed);
+    if (connect.onTcp != null) {
+      tcpFor(connect.onTcp);
       return;
     }
+    UcxEndpoint[] connected = connect.endpoints;
     runtime.metrics().countPipeline(
         DistributionPolicy.outcomeOf(request.feeders()));
     sender.start(block, nodeNames, blockId, generationStamp, sessionIds,
@@ -269,90 +258,17 @@ public final class ClientStream {
   }
 
   /**
-   * Connects to every node the client feeds, all at once (set-up time
-   * counts for small files), when each one's gets may go by UCX: first as
-   * far as host and user tell, then by the lanes UCX chose. Null when the
-   * pipeline stays on TCP.
+   * The pipeline runs over TCP because of one of its nodes; so do the next
+   * ones through it, for {@code dfs.client.rdma.unreachable-retry-ms}.
    */
-  private UcxEndpoint[] connect(List<CommitEntry> commits) {
-    DistributionMode mode = conf.distribution();
-    Reach[] reach = new Reach[fed];
-    for (int i = 0; i < fed; i++) {
-      CommitEntry c = commits.get(i);
-      reach[i] = Reach.before(runtime.transports(), c.getHostId(),
-          c.getUid());
-      if (reach[i] == Reach.UNREACHABLE) {
-        return tcpFor(i, PipelineOutcome.TCP_UNREACHABLE, "it is on another"
-            + " host or runs as another user (UCX shares memory only"
-            + " between processes of one user and host) and this JVM's UCX"
-            + " has no RDMA device", null);
-      }
-      if (reach[i] == Reach.SHARED_MEMORY) {
-        String other = Reach.sharedMemoryRefusal(
-            runtime.sharedMemoryProfile(), c.getSharedMemoryProfile());
-        if (other != null) {
-          return tcpFor(i, PipelineOutcome.TCP_OTHER_UCX, "it is on this"
-              + " host, but " + other, null);
-        }
-      }
-      if (!DistributionPolicy.fetchesByGet(mode, reach[i])) {
-        return tcpFor(i, PipelineOutcome.TCP_EMULATED_GETS, "it is on"
-            + " another host and only UCX's tcp transport reaches it, where"
-            + " the client's CPU would serve every get", null);
-      }
-    }
-    List<CompletableFuture<UcxEndpoint>> pending =
-        new ArrayList<CompletableFuture<UcxEndpoint>>(fed);
-    for (int i = 0; i < fed; i++) {
-      pending.add(runtime.connect(commits.get(i).getWorkerAddress(),
-          nodes[i]));
-    }
-    UcxEndpoint[] connected = new UcxEndpoint[fed];
-    long deadline = System.nanoTime()
-        + TimeUnit.MILLISECONDS.toNanos(conf.connectTimeoutMs());
-    for (int i = 0; i < fed; i++) {
-      try {
-        connected[i] = pending.get(i).get(Math.max(0,
-            deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-      } catch (Exception e) {
-        if (e instanceof InterruptedException) {
-          Thread.currentThread().interrupt();
-        }
-        return tcpFor(i, PipelineOutcome.TCP_UNREACHABLE, "its UCX worker"
-            + " could not be reached", e);
-      }
-    }
-    for (UcxEndpoint e : connected) {
-      runtime.noteConnected(e);
-    }
-    for (int i = 0; i < fed; i++) {
-      // What UCX chose for the connection decides, not what the transports
-      // promised: a peer without RDMA lanes is served by tcp.
-      if (reach[i] == Reach.ONE_SIDED && !DistributionPolicy.fetchesByGet(
-          mode, Reach.of(connected[i].transports()))) {
-        return tcpFor(i, PipelineOutcome.TCP_EMULATED_GETS, "UCX reaches it"
-            + " only with gets the client's CPU would serve ("
-            + connected[i].transports() + ")", null);
-      }
-    }
-    return connected;
-  }
-
-  /**
-   * The pipeline runs over TCP because of node {@code node}; so do the
-   * next ones through it, for {@code dfs.client.rdma.unreachable-retry-ms}.
-   * Returns null, for {@link #connect}.
-   */
-  private UcxEndpoint[] tcpFor(int node, PipelineOutcome outcome, String why,
-      Exception cause) {
-    NodeBackoff.tcpFor(nodes[node], outcome, conf.unreachableRetryMs());
-    runtime.metrics().countPipeline(outcome);
+  private void tcpFor(PipelineConnect.OnTcp t) {
+    NodeBackoff.tcpFor(nodes[t.node], t.outcome, conf.unreachableRetryMs());
+    runtime.metrics().countPipeline(t.outcome);
     request = null;
-    LogOnce.info(outcome + " " + nodes[node] + why, "hdfs-rdma: " + block
-        + " over TCP: " + why + " (" + nodeNames[node]
-        + (cause == null ? "" : ": " + cause) + "); pipelines through it"
-        + " use TCP for the next " + conf.unreachableRetryMs() + " ms");
-    return null;
+    LogOnce.info(t.outcome + " " + nodes[t.node] + t.why, "hdfs-rdma: "
+        + block + " over TCP: " + t.why + " (" + nodeNames[t.node]
+        + (t.cause == null ? "" : ": " + t.cause) + "); pipelines through"
+        + " it use TCP for the next " + conf.unreachableRetryMs() + " ms");
   }
 
   private boolean committedInOrder(List<CommitEntry> commits) {
@@ -443,11 +359,7 @@ public final class ClientStream {
    * recovery drops it then.
    */
   private void sendFailed(int node, String why) {
-    String backoff = fellBack(node, PipelineOutcome.FELL_BACK_CLIENT);
-    if (backoff != null) {
-      CLIENT_FELL_BACK.warn("hdfs-rdma: " + block + " restarts over TCP"
-          + " with every DataNode: " + why + backoff);
-    }
+    fellBack(node, PipelineOutcome.FELL_BACK_CLIENT, why);
   }
 
   /**
@@ -461,12 +373,8 @@ public final class ClientStream {
     String[] names = nodeNames;
     String name = names == null || node < 0 || node >= names.length
         ? "DataNode " + node : names[node];
-    String backoff = fellBack(node, PipelineOutcome.FELL_BACK_DATANODE);
-    if (backoff != null) {
-      DATANODE_FELL_BACK.warn("hdfs-rdma: " + block + " restarts over TCP"
-          + " with every DataNode: " + name + " could not go on over UCX"
-          + " (its log says why)" + backoff);
-    }
+    fellBack(node, PipelineOutcome.FELL_BACK_DATANODE, name + " could not"
+        + " go on over UCX (its log says why)");
     return new IOException("hdfs-rdma: " + name + " asked to continue "
         + block + " over TCP");
   }
@@ -476,33 +384,23 @@ public final class ClientStream {
    * evidence, which a UCX failure at the same time does not undo.
    */
   public void ackReportedBadNode() {
-    ackReportedBadNode = true;
+    fallback.ackReportedBadNode();
   }
 
   /**
-   * Records that UCX failed the current pipeline because of node
-   * {@code node} (the first reason wins): the block stays on TCP, and
-   * Hadoop's recovery starts; the node's next pipelines try UCX again
-   * unless this happened to it lately ({@link NodeBackoff#fellBack}).
-   * Returns the end of a log line saying which (null after the first
-   * reason).
+   * UCX failed the current pipeline because of node {@code node}: the
+   * block stays on TCP, and Hadoop's recovery restarts it with every
+   * DataNode ({@link PipelineFallback}).
    */
-  private synchronized String fellBack(int node, PipelineOutcome why) {
-    if (fellBack != null || !active) {
-      return null;
+  private synchronized void fellBack(int node, PipelineOutcome outcome,
+      String why) {
+    if (!active) {
+      return;
     }
-    fellBack = why;
     tcpOnlyBlockId = blockId;
-    String backoff = "";
-    if (node >= 0 && node < nodes.length && NodeBackoff.fellBack(nodes[node],
-        conf.unreachableRetryMs())) {
-      backoff = "; UCX failed with " + nodeNames[node] + " before, so"
-          + " pipelines through it use TCP for the next "
-          + conf.unreachableRetryMs() + " ms";
-    }
-    runtime.metrics().countPipeline(why);
-    failures.restartOverTcp();
-    return backoff;
+    boolean known = node >= 0 && node < nodes.length;
+    fallback.fellBack(block, known ? nodes[node] : null,
+        known ? nodeNames[node] : null, outcome, why);
   }
 
   /**
@@ -520,11 +418,7 @@ public final class ClientStream {
    * and no ack reported a bad DataNode, recovery keeps every node.
    */
   public synchronized void endPipeline() {
-    if (fellBack != null && !ackReportedBadNode) {
-      failures.forgive();
-    }
-    fellBack = null;
-    ackReportedBadNode = false;
+    fallback.pipelineEnded();
     heartbeatsInFlight.set(0);
     active = false;
     request = null;

@@ -14,7 +14,6 @@ import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes.Phase;
 import org.hdfsrdma.hadoop.metrics.UcxDataNodeMetrics;
 import org.hdfsrdma.hadoop.metrics.WriterCounters;
 import org.hdfsrdma.ucx.PacketDescriptor;
-import org.hdfsrdma.ucx.PoolExhaustedException;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
 import org.hdfsrdma.ucx.RemoteRegion;
 import org.hdfsrdma.ucx.StatusSlots;
@@ -88,15 +87,12 @@ public final class PacketFetcher implements Closeable {
   private final StatusSlots gets;
   private int first;
   private int count;
-  /** The landing pool, once a get or a forward needed it. */
-  private RegisteredBufferPool landing;
+  private final LandingLeases landing;
   /** The endpoint back to the exposer for gets. */
   private final EndpointBack back;
   private UcxConnections.Connection connection;
   /** The DataNode this one feeds (chain, hybrid), or null. */
   private PacketForwarder forwarder;
-  /** The current packet's landing buffer, until offered downstream. */
-  private long toForward = RegisteredBufferPool.NO_LEASE;
   /** When the current packet's descriptor was there, or 0. */
   private long busyFrom;
   /** Time from descriptor to disk write, summed over the block. */
@@ -128,6 +124,8 @@ public final class PacketFetcher implements Closeable {
     this.window = dataNode.conf().getsInFlight();
     this.taken = ByteBuffer.allocate(window * PacketDescriptor.LENGTH)
         .order(ByteOrder.BIG_ENDIAN);
+    this.landing = new LandingLeases(dataNode, session.description(),
+        timeoutMs);
     this.landingTokens = new long[window];
     Arrays.fill(landingTokens, RegisteredBufferPool.NO_LEASE);
     this.gets = new StatusSlots(window);
@@ -202,7 +200,7 @@ public final class PacketFetcher implements Closeable {
       throw new IOException("received a packet after the last packet of "
           + session.description());
     }
-    releaseUnforwarded();
+    landing.releaseUnforwarded();
     if (count == 0) {
       if (!awaitDescriptor(in)) {
         return false;
@@ -254,15 +252,6 @@ public final class PacketFetcher implements Closeable {
     return true;
   }
 
-  private RegisteredBufferPool landing() {
-    RegisteredBufferPool l = landing;
-    if (l == null) {
-      l = dataNode.runtime().pools().landing();
-      landing = l;
-    }
-    return l;
-  }
-
   /**
    * Copies the packet of window entry {@code entry} into the heap buffer.
    * Returns whether it was read directly (same-host shared memory) rather
@@ -283,13 +272,13 @@ public final class PacketFetcher implements Closeable {
         reader.get(current.bytes, 0, length);
       } else {
         // The DataNode fed next reads the packet from this one's memory.
-        long token = leaseLanding();
+        long token = landing.lease();
         ByteBuffer landed = landing.buffer(token);
         landed.clear();
         reader.limit(reader.position() + length);
         landed.put(reader).flip();
         landed.get(current.bytes, 0, length);
-        toForward = token;
+        landing.holdForForward(token);
       }
       clock.since(Phase.COPY, copyFrom);
       return true;
@@ -319,7 +308,7 @@ public final class PacketFetcher implements Closeable {
       landed.get(current.bytes, 0, length);
       clock.since(Phase.COPY, copyFrom);
       if (forwarder != null) {
-        toForward = token;
+        landing.holdForForward(token);
         token = RegisteredBufferPool.NO_LEASE;
       }
     } finally {
@@ -392,40 +381,16 @@ public final class PacketFetcher implements Closeable {
       throws IOException {
     try {
       UcxEndpoint e = back.get();
-      long token = leaseLanding();
+      long token = landing.lease();
       landingTokens[entry] = token;
       region.startGet(e, descriptor.address(), landing.address(token),
           length, gets.address(entry));
-    } catch (UcxPathException e) {
-      throw e;
-    } catch (InterruptedIOException e) {
+    } catch (UcxPathException | InterruptedIOException e) {
       throw e;
     } catch (IOException e) {
       throw new UcxPathException("hdfs-rdma: cannot start the get of a"
           + " packet of " + session.description() + ": " + e.getMessage(),
           e);
-    }
-  }
-
-  private long leaseLanding() throws IOException {
-    RegisteredBufferPool l = landing();
-    long token = l.tryAcquire();
-    if (token == RegisteredBufferPool.NO_LEASE) {
-      try {
-        token = l.acquire(timeoutMs);
-      } catch (PoolExhaustedException e) {
-        throw new UcxPathException("hdfs-rdma: no landing buffer for "
-            + session.description() + " in " + timeoutMs + " ms", e);
-      }
-    }
-    return token;
-  }
-
-  /** A packet's landing buffer that was not offered downstream. */
-  private void releaseUnforwarded() {
-    if (toForward != RegisteredBufferPool.NO_LEASE) {
-      landing.release(toForward);
-      toForward = RegisteredBufferPool.NO_LEASE;
     }
   }
 
@@ -446,8 +411,7 @@ public final class PacketFetcher implements Closeable {
    */
   public void forward() throws IOException {
     if (forwarder != null) {
-      long token = toForward;
-      toForward = RegisteredBufferPool.NO_LEASE;
+      long token = landing.takeForForward();
       try {
         forwarder.forward(current.seqno, current.offsetInBlock,
             current.lastPacketInBlock, current.syncBlock,
@@ -508,7 +472,7 @@ public final class PacketFetcher implements Closeable {
         landingTokens[i] = RegisteredBufferPool.NO_LEASE;
       }
     } finally {
-      releaseUnforwarded();
+      landing.releaseUnforwarded();
       if (forwarder != null) {
         forwarder.close();
       }
