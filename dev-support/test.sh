@@ -142,15 +142,15 @@ fi
 
 # The UCX that RDMA clusters run (vendor stacks bundle 1.16 to 1.22; Debian
 # has 1.13): the bridge's tests (the hostile keys among them), the
-# write-path tests and the main job again, with every JVM on the newest
-# release PyPI publishes (shared memory, cma and tcp; no verbs). The tests
-# run on the classes the Maven build above compiled.
+# write-path tests, the hostile peers and the main job again, with every
+# JVM on the newest release PyPI publishes (shared memory, cma and tcp; no
+# verbs). The tests run on the classes the Maven build above compiled.
 echo "UCX leg: $other_ucx"
 ucx_leg() { LD_LIBRARY_PATH="$other_ucx${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
   "$@"; }
 ucx_leg mvn -B -ntp -o -pl jucx-bridge surefire:test
 ucx_leg mvn -B -ntp -o -pl hadoop-hdfs-rdma surefire:test \
-  -Dmodule.tests=TestUcxWritePath,TestUcxWritePathScenarios
+  -Dmodule.tests=TestUcxWritePath,TestUcxWritePathScenarios,TestHostilePeers
 release="$(grep '^3\.4\.' <<< "$lines" | tail -1)"
 echo "put.sh --hadoop $release --ucx $other_ucx:"
 dev-support/put.sh --hadoop "$release" --ucx "$other_ucx" "$put_file"

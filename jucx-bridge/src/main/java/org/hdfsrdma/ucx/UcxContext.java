@@ -86,6 +86,19 @@ public final class UcxContext implements Closeable {
     }
   }
 
+  /**
+   * UCX's adaptive progress, off unless the operator sets it: with it, a
+   * transport interface no endpoint uses is armed from UCX's own code,
+   * which aborts the process on any error arming it. From UCX 1.16 an
+   * empty datagram to a shared-memory interface's wake-up socket (an
+   * abstract unix socket: any local user may send to it) is such an error
+   * ({@code ucp_worker.c: Fatal: failed to arm iface ... Connection reset
+   * by remote peer}): DataNodes on 1.16 to 1.22 died of it. Without it
+   * every interface is armed through {@code ucp_worker_arm}, whose error
+   * the caller takes as a wake-up and progresses again.
+   */
+  static final String ADAPTIVE_PROGRESS = "ADAPTIVE_PROGRESS";
+
   private final UcpContext context;
   private final Options options;
   private final AtomicBoolean closed = new AtomicBoolean();
@@ -111,6 +124,10 @@ public final class UcxContext implements Closeable {
         .requestRmaFeature()
         .requestWakeupFeature()
         .setMtWorkersShared(false);
+    if (!options.ucxConfig().containsKey(ADAPTIVE_PROGRESS)
+        && System.getenv("UCX_" + ADAPTIVE_PROGRESS) == null) {
+      params.setConfig(ADAPTIVE_PROGRESS, "n");
+    }
     for (Map.Entry<String, String> e : options.ucxConfig().entrySet()) {
       params.setConfig(e.getKey(), e.getValue());
     }

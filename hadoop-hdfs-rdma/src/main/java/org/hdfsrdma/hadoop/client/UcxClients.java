@@ -72,7 +72,7 @@ public final class UcxClients {
     try {
       return UcxRuntime.get(conf);
     } catch (UcxUnavailableException e) {
-      LogOnce.info("client-unavailable", "hdfs-rdma: UCX unavailable,"
+      LogOnce.warn("client-unavailable", "hdfs-rdma: UCX unavailable,"
           + " writes stay on TCP: " + e.getMessage());
       return null;
     }
