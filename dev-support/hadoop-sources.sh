@@ -36,6 +36,15 @@
 #       edit tree, so nobody edits patch files by hand. For a BASE+OVERLAY
 #       series it writes into OVERLAY only the patches that differ from
 #       BASE's in more than line numbers.
+#
+#   hadoop-sources.sh stats [--check|--update]
+#       The lines each patch adds and removes, per series, as the table
+#       patches/README.md carries between its "patch-stats" markers;
+#       --check fails when the README's table differs, --update rewrites
+#       it.
+#
+#   Every command refuses a patch that touches a path not listed in
+#   patches/hadoop-files.txt (an editor's .orig or .rej, a new file).
 set -euo pipefail
 
 top="$(cd "$(dirname "$0")/.." && pwd)"
@@ -87,6 +96,22 @@ series_patches() {
 # "artifact path" lines of the file list.
 list_files() {
   grep -v '^\s*#' "$files" | grep -v '^\s*$'
+}
+
+# The paths a patch touches (both sides of each "diff --git" line).
+patch_paths() {
+  sed -n 's|^diff --git a/\([^ ]*\) b/\([^ ]*\)$|\1\n\2|p' "$1" | sort -u
+}
+
+# Dies unless every path PATCH touches is one of the listed files.
+check_patch_paths() {
+  local patch="$1" path bad=0
+  while read -r path; do
+    list_files | awk -v p="$path" '$2 == p { found = 1 } END { exit !found }' \
+      || { echo "  $(basename "$(dirname "$patch")")/$(basename "$patch"):" \
+             "$path is not in $(basename "$files")" >&2; bad=1; }
+  done < <(patch_paths "$patch")
+  [ "$bad" -eq 0 ] || die "a patch touches files the jar does not replace"
 }
 
 # Unpacks every listed file of the 2.9.1 sources jars in JARS_DIR into DIR.
@@ -207,6 +232,7 @@ apply_series() {
   local pristine="$1" patched="$2" patch n=0
   cp -r "$pristine" "$patched"
   while read -r patch; do
+    check_patch_paths "$patch"
     patch -p1 -d "$patched" --batch --forward --no-backup-if-mismatch \
       --fuzz=0 --quiet < "$patch" \
       || die "$(basename "$(dirname "$patch")")/$(basename "$patch") does" \
@@ -254,18 +280,22 @@ export_patches() {
     || die "uncommitted changes in $edit_dir"
   series="$(git -C "$edit_dir" config hdfsrdma.series)"
   overlay="$(git -C "$edit_dir" config hdfsrdma.overlay || true)"
-  if [ -z "$overlay" ]; then
-    [ -d "$series" ] || mkdir -p "$series"
-    rm -f "$series"/[0-9]*.patch
-    git -C "$edit_dir" format-patch -q --no-signature --no-numbered \
-      --zero-commit -o "$series" pristine..HEAD
-    ls "$series"/[0-9]*.patch 2>/dev/null || echo "no patches"
-    return
-  fi
   local tmp patch base
   tmp="$(mktemp -d)"
   git -C "$edit_dir" format-patch -q --no-signature --no-numbered \
     --zero-commit -o "$tmp" pristine..HEAD
+  for patch in "$tmp"/[0-9]*.patch; do
+    [ -e "$patch" ] || continue
+    check_patch_paths "$patch"
+  done
+  if [ -z "$overlay" ]; then
+    [ -d "$series" ] || mkdir -p "$series"
+    rm -f "$series"/[0-9]*.patch
+    cp "$tmp"/[0-9]*.patch "$series"/ 2>/dev/null || true
+    rm -rf "$tmp"
+    ls "$series"/[0-9]*.patch 2>/dev/null || echo "no patches"
+    return
+  fi
   rm -f "$overlay"/[0-9]*.patch
   for patch in "$tmp"/[0-9]*.patch; do
     base="$series/$(basename "$patch")"
@@ -279,11 +309,64 @@ export_patches() {
   ls "$overlay"/[0-9]*.patch 2>/dev/null || echo "no overlay patches"
 }
 
+# Lines added and removed by the PATCHes together, as "+A -R" (0 counts
+# left out), as git counts them.
+patch_size() {
+  local patch
+  for patch in "$@"; do git apply --numstat "$patch"; done | awk '
+    { a += $1; r += $2 }
+    END { s = ""; if (a) s = "+" a; if (r) s = s (s ? " " : "") "-" r
+          print (s ? s : "0") }'
+}
+
+# The generated table of patches/README.md: every series and overlay.
+stats_table() {
+  local dir patch
+  echo "| series | patch | file | lines |"
+  echo "|---|---|---|---|"
+  for dir in "$top"/patches/hadoop-*/; do
+    for patch in "$dir"[0-9]*.patch; do
+      [ -e "$patch" ] || continue
+      check_patch_paths "$patch"
+      echo "| $(basename "$dir") | $(basename "$patch" | cut -c1-4) |" \
+        "$(patch_paths "$patch" | xargs -n1 basename | sort -u | paste -sd' ')" \
+        "| $(patch_size "$patch") |"
+    done
+    echo "| $(basename "$dir") | all | | $(patch_size "$dir"[0-9]*.patch) |"
+  done
+}
+
+stats() {
+  local readme="$top/patches/README.md" begin='<!-- patch-stats -->'
+  local end='<!-- /patch-stats -->' table current
+  table="$(stats_table)"
+  case "${1:-}" in
+    "") echo "$table" ;;
+    --check|--update)
+      current="$(awk -v b="$begin" -v e="$end" '$0 == e { on = 0 }
+        on { print } $0 == b { on = 1 }' "$readme")"
+      grep -qxF "$begin" "$readme" && grep -qxF "$end" "$readme" \
+        || die "$readme has no $begin ... $end block"
+      [ "$current" = "$table" ] && return
+      if [ "$1" = --check ]; then
+        diff <(echo "$current") <(echo "$table") >&2 || true
+        die "patches/README.md's patch table is stale: run" \
+          "dev-support/hadoop-sources.sh stats --update"
+      fi
+      TABLE="$table" awk -v b="$begin" -v e="$end" '$0 == e { on = 0 }
+        !on { print } $0 == b { on = 1; print ENVIRON["TABLE"] }' \
+        "$readme" > "$readme.tmp"
+      mv "$readme.tmp" "$readme" ;;
+    *) die "usage: stats [--check|--update]" ;;
+  esac
+}
+
 case "${1:-}" in
+  stats) shift; stats "$@" ;;
   build) shift; [ $# -eq 4 ] \
            || die "usage: build RELEASE JARS_DIR CLASSPATH_FILE OUT"
          build "$@" ;;
   edit) shift; edit "$@" ;;
   export) export_patches ;;
-  *) die "usage: hadoop-sources.sh build|edit|export" ;;
+  *) die "usage: hadoop-sources.sh build|edit|export|stats" ;;
 esac

@@ -28,6 +28,9 @@ fi
 
 # The product's packages form no cycle (jdeps over the built classes).
 dev-support/package-cycles.sh
+# The patch sizes patches/README.md gives are the patches' own (the build
+# above already refused any patch touching an unlisted file).
+dev-support/hadoop-sources.sh stats --check
 
 # Every Hadoop line the jar carries (2.9, 2.10, 3.3, ...: the newest
 # release of each in patches/releases.txt), on that release's own jars with
