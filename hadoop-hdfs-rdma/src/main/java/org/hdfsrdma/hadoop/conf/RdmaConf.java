@@ -4,7 +4,6 @@ import static org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys.*;
 
 import org.apache.hadoop.conf.Configuration;
 import org.hdfsrdma.hadoop.protocol.WriteRequest;
-import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.hadoop.util.LogOnce;
 
 /**

@@ -17,7 +17,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import org.hdfsrdma.hadoop.client.DistributionPolicy;
 import org.hdfsrdma.ucx.HostIdentity;
 
 /**
@@ -25,8 +24,8 @@ import org.hdfsrdma.ucx.HostIdentity;
  * for exactly as long as its process lives: the DataNode holds an
  * exclusive lock on it, which the kernel drops when the process dies, so a
  * killed DataNode leaves a file anyone can tell is stale. A client reads
- * the markers before it starts UCX
- * ({@link DistributionPolicy#reasonNotToStart}): without RDMA devices,
+ * the markers before it starts UCX (the client's distribution policy,
+ * which sits above this package): without RDMA devices,
  * only a DataNode on its own host could fetch by one-sided get.
  *
  * <p>The files live in {@code /dev/shm/hdfs-rdma-<euid>/} (memory, gone at
