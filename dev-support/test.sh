@@ -20,82 +20,34 @@ mvnlog=target/test-sh-maven.log
 # setup.sh (dev-support/ucx-wheel.sh). TestMixedUcxReleases runs clients
 # and DataNodes on it and on Debian's; the UCX leg below runs on it alone.
 other_ucx="$(dev-support/ucx-wheel.sh)"
+# How long each part took, printed at the end (also when a part fails):
+# the profile of the suite that CI's 60-minute budget is kept by.
+phases=""
+phase_name="maven build and module tests"
+phase_start=$SECONDS
+phase() { # next phase's name ("" at the end)
+  phases="$phases$(printf '%6d s  %s' $((SECONDS - phase_start)) \
+    "$phase_name")"$'\n'
+  phase_name="$1"
+  phase_start=$SECONDS
+}
+trap '[ -z "$phase_name" ] || phase ""; printf "test.sh, time per part:\n%s" \
+  "$phases"; printf "%6d s  in all\n" $SECONDS' EXIT
 if ! mvn -B -ntp verify -DskipStockComparison \
     -Dhdfsrdma.test.other-ucx="$other_ucx" "$@" 2>&1 | tee "$mvnlog"; then
   dev-support/crash-report.sh "$here" "$mvnlog"
   exit 1
 fi
 
+phase "checks of the build"
 # The product's packages form no cycle (jdeps over the built classes).
 dev-support/package-cycles.sh
 # The patch sizes patches/README.md gives are the patches' own (the build
 # above already refused any patch touching an unlisted file).
 dev-support/hadoop-sources.sh stats --check
 
-# Every Hadoop line the jar carries (2.9, 2.10, 3.3, ...: the newest
-# release of each in patches/releases.txt), on that release's own jars with
-# the drop-in jar as agent:
-#   - the main job: put.sh fails unless UCX carried every byte;
-#   - Hadoop's own write-path tests from the release's tests jar, with the
-#     UCX path on (2.9 runs them in the Maven build above, on the classes
-#     built from the patches). Their stock baselines are recorded per
-#     release by dev-support/hadoop-tests-baseline.sh, not rerun here;
-#   - hdfs-rdma's own write-path tests on the release's jars (2.9's run in
-#     the Maven build, with the rest of the project's tests): erasure-coded
-#     writes on the Hadoop 3 lines, and on the 3.4 line a MapReduce job on
-#     that release's YARN (2.9's is in the drop-in suite; a minute and a
-#     half each, so one Hadoop 3 line).
-lines="$(grep -v '^\s*#' patches/releases.txt | awk 'NF {
-    split($1, v, "."); line = v[1] "." v[2]; newest[line] = $1 }
-  END { for (l in newest) print newest[l] }' | sort -V)"
-put_file=target/put-test-file
-head -c $((20 * 1024 * 1024 + 17)) /dev/urandom > "$put_file"
-for release in $lines; do
-  echo "put.sh --hadoop $release:"
-  dev-support/put.sh --hadoop "$release" "$put_file"
-done
-# The lines before 3.5 run on Java 8 or 11 in production: one on 11 (every
-# JVM of the put; dev-support/jdk11.sh, run by setup.sh, fetched it).
-release="$(grep '^3\.4\.' <<< "$lines" | tail -1)"
-echo "put.sh --hadoop $release --java 11:"
-dev-support/put.sh --hadoop "$release" --java "$(dev-support/jdk11.sh)" \
-  "$put_file"
-line_tests() { # release
-  local project=TestUcxWritePath,TestUcxWritePathScenarios status=0
-  case "$1" in 3.*) project=$project,TestErasureCodedWrites ;; esac
-  case "$1" in 3.4.*) project=$project,TestMapReduceOverUcx ;; esac
-  dev-support/hadoop-tests.sh "$1" ucx || status=1
-  dev-support/hadoop-tests.sh "$1" project "$project" || status=1
-  return $status
-}
-# Two lines at a time, in two lanes: Hadoop's tests mostly wait on
-# heartbeats, restart and socket timeouts (two lanes together use 1.15 of
-# the 2 cores on average), so the lanes nearly halve this part. A lane's
-# output is printed whole when it ends.
-lanes=()
-i=0
-for release in $lines; do
-  case "$release" in 2.9.*) continue ;; esac
-  lanes[i % 2]="${lanes[i % 2]:-} $release"
-  i=$((i + 1))
-done
-pids=()
-for lane in "${!lanes[@]}"; do
-  (
-    status=0
-    for release in ${lanes[lane]}; do line_tests "$release" || status=1; done
-    exit $status
-  ) > "target/test-sh-lane-$lane.log" 2>&1 &
-  pids[lane]=$!
-done
-failed=0
-for lane in "${!lanes[@]}"; do
-  wait "${pids[lane]}" || failed=1
-  cat "target/test-sh-lane-$lane.log"
-done
-[ "$failed" = 0 ] || { echo "a Hadoop line's tests failed" >&2; exit 1; }
-
-# Hadoop's own tests: with the UCX path on, and on the stock jars.
+# Hadoop's own tests of the Maven build (2.9.2's classes built from the
+# patches): with the UCX path on, and on the stock jars.
 count() { # reports-dir
   dev-support/test-counts.py "$1" --classes '^org\.apache\.hadoop\.hdfs\..*Test' \
     --exclude 'TestUcx' --names
@@ -143,21 +95,94 @@ if [ -f "$totals" ]; then
       " DataNode before\n", NR, fetched, chained }' "$totals"
 fi
 
+phase "Hadoop lines and the UCX leg, three lanes"
+# Every Hadoop line the jar carries (2.9, 2.10, 3.3, ...: the newest
+# release of each in patches/releases.txt), on that release's own jars with
+# the drop-in jar as agent:
+#   - the main job: put.sh fails unless UCX carried every byte;
+#   - Hadoop's own write-path tests from the release's tests jar, with the
+#     UCX path on (2.9 runs them in the Maven build above, on the classes
+#     built from the patches). Their stock baselines are recorded per
+#     release by dev-support/hadoop-tests-baseline.sh, not rerun here;
+#   - hdfs-rdma's own write-path tests on the release's jars (2.9's run in
+#     the Maven build, with the rest of the project's tests): erasure-coded
+#     writes on the Hadoop 3 lines, and on the 3.4 line a MapReduce job on
+#     that release's YARN (2.9's is in the drop-in suite; a minute and a
+#     half each, so one Hadoop 3 line).
+lines="$(grep -v '^\s*#' patches/releases.txt | awk 'NF {
+    split($1, v, "."); line = v[1] "." v[2]; newest[line] = $1 }
+  END { for (l in newest) print newest[l] }' | sort -V)"
+newest34="$(grep '^3\.4\.' <<< "$lines" | tail -1)"
+put_file=target/put-test-file
+head -c $((20 * 1024 * 1024 + 17)) /dev/urandom > "$put_file"
+line_tests() { # release
+  local project=TestUcxWritePath,TestUcxWritePathScenarios status=0
+  case "$1" in 3.*) project=$project,TestErasureCodedWrites ;; esac
+  case "$1" in 3.4.*) project=$project,TestMapReduceOverUcx ;; esac
+  echo "put.sh --hadoop $1:"
+  dev-support/put.sh --hadoop "$1" "$put_file" || status=1
+  case "$1" in 2.9.*) return $status ;; esac
+  dev-support/hadoop-tests.sh "$1" ucx || status=1
+  dev-support/hadoop-tests.sh "$1" project "$project" || status=1
+  return $status
+}
 # The UCX that RDMA clusters run (vendor stacks bundle 1.16 to 1.22; Debian
 # has 1.13): the bridge's tests (the hostile keys among them), the
 # write-path tests, the hostile peers and the main job again, with every
 # JVM on the newest release PyPI publishes (shared memory, cma and tcp; no
-# verbs). The tests run on the classes the Maven build above compiled.
-echo "UCX leg: $other_ucx"
+# verbs). The tests run on the classes the Maven build above compiled (their
+# reports replace those of the same classes in target/surefire-reports,
+# which were checked above). And the main job on Java 11 (the lines
+# before 3.5 run on Java 8 or 11 in production; dev-support/jdk11.sh, run
+# by setup.sh, fetched it).
 ucx_leg() { LD_LIBRARY_PATH="$other_ucx${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
   "$@"; }
-ucx_leg mvn -B -ntp -o -pl jucx-bridge surefire:test
-ucx_leg mvn -B -ntp -o -pl hadoop-hdfs-rdma surefire:test \
-  -Dmodule.tests=TestUcxWritePath,TestUcxWritePathScenarios,TestHostilePeers
-release="$(grep '^3\.4\.' <<< "$lines" | tail -1)"
-echo "put.sh --hadoop $release --ucx $other_ucx:"
-dev-support/put.sh --hadoop "$release" --ucx "$other_ucx" "$put_file"
+other_ucx_tests() {
+  echo "UCX leg: $other_ucx"
+  ucx_leg mvn -B -ntp -o -pl jucx-bridge surefire:test || return 1
+  ucx_leg mvn -B -ntp -o -pl hadoop-hdfs-rdma surefire:test \
+    -Dmodule.tests=TestUcxWritePath,TestUcxWritePathScenarios,TestHostilePeers \
+    || return 1
+  echo "put.sh --hadoop $newest34 --ucx $other_ucx:"
+  dev-support/put.sh --hadoop "$newest34" --ucx "$other_ucx" "$put_file" \
+    || return 1
+  echo "put.sh --hadoop $newest34 --java 11:"
+  dev-support/put.sh --hadoop "$newest34" --java "$(dev-support/jdk11.sh)" \
+    "$put_file"
+}
+# Three lanes: the lines two at a time in two, the UCX leg in the third.
+# Hadoop's tests mostly wait on heartbeats, restarts and socket timeouts
+# (the two line lanes together use 1.15 of the 2 cores on average), so the
+# lanes together take about as long as the longest. A lane's output is
+# printed whole when it ends.
+lanes=()
+i=0
+for release in $lines; do
+  lanes[i % 2]="${lanes[i % 2]:-} $release"
+  i=$((i + 1))
+done
+pids=()
+for lane in "${!lanes[@]}"; do
+  (
+    status=0
+    for release in ${lanes[lane]}; do line_tests "$release" || status=1; done
+    exit $status
+  ) > "target/test-sh-lane-$lane.log" 2>&1 &
+  pids[lane]=$!
+done
+other_ucx_tests > target/test-sh-lane-ucx.log 2>&1 &
+ucx_pid=$!
+failed=0
+for lane in "${!lanes[@]}"; do
+  wait "${pids[lane]}" || failed=1
+  cat "target/test-sh-lane-$lane.log"
+done
+wait "$ucx_pid" || failed=1
+cat target/test-sh-lane-ucx.log
+[ "$failed" = 0 ] || { echo "a Hadoop line's or the UCX leg's tests failed" \
+  >&2; exit 1; }
 
+phase "benchmark harness unit tests and soak"
 # The benchmark harness's unit tests (parsing, statistics, targets, the
 # results' formats): no cluster, well under a second.
 python3 -m unittest discover -s benchmarks/tests -t benchmarks
@@ -170,6 +195,7 @@ python3 -m unittest discover -s benchmarks/tests -t benchmarks
 # bounds benchmarks/hdfsrdma_bench/soak.py states; it judges no timings.
 dev-support/soak.sh --minutes 2 --out benchmarks/results/soak-ci
 
+phase "benchmark harness, tiny sweep"
 # The benchmark harness on a tiny sweep, to prove it works end to end
 # (two multi-process clusters, stock, jar and UCX puts, limit, plots). It
 # checks that UCX carried the UCX puts and none of the jar's; it never judges
