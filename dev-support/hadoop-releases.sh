@@ -37,7 +37,6 @@ set -euo pipefail
 
 top="$(cd "$(dirname "$0")/.." && pwd)"
 module="$top/hadoop-hdfs-rdma"
-releases="$top/patches/releases.txt"
 files="$top/patches/hadoop-files.txt"
 work="$module/target/releases"
 
@@ -48,7 +47,10 @@ die() {
 
 # "release sources series layer protobuf shaded" lines.
 list_releases() {
-  grep -v '^\s*#' "$releases" | grep -v '^\s*$'
+  local release
+  for release in $("$top/dev-support/releases.sh" list); do
+    "$top/dev-support/releases.sh" row "$release"
+  done
 }
 
 group_of() {

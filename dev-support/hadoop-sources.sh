@@ -49,7 +49,6 @@ set -euo pipefail
 
 top="$(cd "$(dirname "$0")/.." && pwd)"
 files="$top/patches/hadoop-files.txt"
-releases="$top/patches/releases.txt"
 edit_dir="$top/hadoop-hdfs-rdma/target/hadoop-src-edit"
 # Set by use_release: the release, where its sources come from, its
 # series' directory and the overlay's (or "").
@@ -65,13 +64,11 @@ die() {
 
 # Reads RELEASE's line of patches/releases.txt into the variables above.
 use_release() {
-  local line
-  line="$(grep -v '^\s*#' "$releases" | awk -v r="$1" '$1 == r')"
-  [ -n "$line" ] || die "$1 is not in $releases"
-  hadoop_version="$1"
-  hadoop_source_version="$(echo "$line" | awk '{ print $2 }')"
   local name
-  name="$(echo "$line" | awk '{ print $3 }')"
+  hadoop_source_version="$("$top/dev-support/releases.sh" field "$1" sources)" \
+    || exit 1
+  name="$("$top/dev-support/releases.sh" field "$1" series)"
+  hadoop_version="$1"
   series="$top/patches/${name%%+*}"
   overlay=""
   [ "$name" = "${name#*+}" ] || overlay="$top/patches/${name#*+}"

@@ -12,8 +12,7 @@ set -euo pipefail
 top="$(cd "$(dirname "$0")/.." && pwd)"
 releases=("$@")
 if [ ${#releases[@]} -eq 0 ]; then
-  mapfile -t releases < <(grep -v '^\s*#' "$top/patches/releases.txt" \
-    | awk 'NF { print $1 }')
+  mapfile -t releases < <("$top/dev-support/releases.sh" list)
 fi
 for release in "${releases[@]}"; do
   "$top/dev-support/hadoop-tests.sh" "$release" stock || true

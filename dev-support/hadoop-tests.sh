@@ -57,9 +57,8 @@ dropin="$(ls "$module"/target/hadoop-hdfs-rdma-*-dropin.jar 2>/dev/null \
 [ -n "$dropin" ] || die "no drop-in jar: build hadoop-hdfs-rdma first"
 # The release whose sources jar the build patched (2.9.2's come from 2.9.1:
 # Maven Central has none of its own), as hadoop-releases.sh resolves it.
-sources="$(awk -v r="$release" '!/^[[:space:]]*#/ && $1 == r { print $2 }' \
-  "$top/patches/releases.txt")"
-[ -n "$sources" ] || die "$release is not in patches/releases.txt"
+sources="$("$top/dev-support/releases.sh" field "$release" sources)" \
+  || exit 1
 flags=(-B -ntp -Dstyle.color=never -Phadoop-tests -Dhadoop.release="$release"
   -Dhadoop.sources.release="$sources"
   -Dout.dir="$out" -Dtests.mode="$mode" -Dhadoop.tests="$tests")

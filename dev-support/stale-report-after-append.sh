@@ -27,12 +27,8 @@ trap 'rm -rf "$work"' EXIT
 # The release's test class path as hadoop-tests.sh's Maven run has it (the
 # release's jars, its hadoop-hdfs tests jar, the test libraries of its
 # line), plus hadoop-common's tests jar (MiniDFSCluster's utilities).
-sources="$(awk -v r="$release" '!/^[[:space:]]*#/ && $1 == r { print $2 }' \
-  "$top/patches/releases.txt")"
-[ -n "$sources" ] || {
-  echo "$release is not in patches/releases.txt" >&2
-  exit 1
-}
+sources="$("$top/dev-support/releases.sh" field "$release" sources)" \
+  || exit 1
 case "$release" in
   2.*) libraries=hadoop2 ;;
   3.3.*|3.4.*) libraries=hadoop3 ;;

@@ -109,9 +109,7 @@ phase "Hadoop lines and the UCX leg, three lanes"
 #     writes on the Hadoop 3 lines, and on the 3.4 line a MapReduce job on
 #     that release's YARN (2.9's is in the drop-in suite; a minute and a
 #     half each, so one Hadoop 3 line).
-lines="$(grep -v '^\s*#' patches/releases.txt | awk 'NF {
-    split($1, v, "."); line = v[1] "." v[2]; newest[line] = $1 }
-  END { for (l in newest) print newest[l] }' | sort -V)"
+lines="$(dev-support/releases.sh lines)"
 newest34="$(grep '^3\.4\.' <<< "$lines" | tail -1)"
 put_file=target/put-test-file
 head -c $((20 * 1024 * 1024 + 17)) /dev/urandom > "$put_file"
