@@ -2,7 +2,6 @@ package org.hdfsrdma.hadoop.client;
 
 import org.apache.hadoop.classification.InterfaceAudience;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.hdfs.client.HdfsClientConfigKeys;
 import org.hdfsrdma.hadoop.conf.DistributionMode;
 import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
 import org.hdfsrdma.hadoop.conf.RdmaConf;
@@ -37,15 +36,9 @@ public final class UcxClients {
         HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_DEFAULT)) {
       return false;
     }
-    String protection = conf.getTrimmed(
-        HdfsClientConfigKeys.DFS_DATA_TRANSFER_PROTECTION_KEY, "");
-    // DFSConfigKeys.DFS_ENCRYPT_DATA_TRANSFER_KEY lives in hadoop-hdfs.
-    if (conf.getBoolean("dfs.encrypt.data.transfer", false)
-        || protection.contains("integrity")
-        || protection.contains("privacy")) {
-      LogOnce.info("client-protection", "hdfs-rdma: data-transfer"
-          + " encryption or a SASL QOP of integrity/privacy is configured;"
-          + " UCX gives no such protection, so writes stay on TCP");
+    if (RdmaConf.transferProtected(conf)) {
+      LogOnce.info("client-protection", "hdfs-rdma: writes stay on TCP: "
+          + RdmaConf.TRANSFER_PROTECTED_REASON);
       return false;
     }
     return true;

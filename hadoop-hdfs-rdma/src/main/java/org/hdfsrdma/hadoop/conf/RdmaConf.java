@@ -41,6 +41,13 @@ public final class RdmaConf {
   // Both.
   private final String ucxTls;
   private final boolean ucxAllowTcp;
+  private final boolean transferProtected;
+
+  /** Why {@link #transferProtected(Configuration)} keeps writes on TCP. */
+  public static final String TRANSFER_PROTECTED_REASON = "data-transfer"
+      + " encryption (dfs.encrypt.data.transfer) or a SASL QOP of integrity"
+      + " or privacy (dfs.data.transfer.protection) is configured, which"
+      + " UCX does not give";
 
   public RdmaConf(Configuration conf) {
     clientEnabled = conf.getBoolean(DFS_CLIENT_RDMA_ENABLED_KEY,
@@ -111,6 +118,26 @@ public final class RdmaConf {
     ucxTls = conf.getTrimmed(DFS_RDMA_UCX_TLS_KEY, DFS_RDMA_UCX_TLS_DEFAULT);
     ucxAllowTcp = conf.getBoolean(DFS_RDMA_UCX_ALLOW_TCP_KEY,
         DFS_RDMA_UCX_ALLOW_TCP_DEFAULT);
+    transferProtected = transferProtected(conf);
+  }
+
+  /**
+   * Whether {@code conf} asks Hadoop to encrypt or integrity-protect data
+   * transfer: such writes stay on TCP, where Hadoop's SASL wraps them (UCX
+   * moves the bytes unprotected). A QOP of authentication alone protects
+   * no bytes, so it does not count.
+   */
+  public static boolean transferProtected(Configuration conf) {
+    // The keys live in hadoop-hdfs (DFSConfigKeys) and hadoop-hdfs-client
+    // (HdfsClientConfigKeys) of some releases only: by name here.
+    String protection = conf.getTrimmed("dfs.data.transfer.protection", "");
+    return conf.getBoolean("dfs.encrypt.data.transfer", false)
+        || protection.contains("integrity") || protection.contains("privacy");
+  }
+
+  /** {@link #transferProtected(Configuration)} of the conf read. */
+  public boolean transferProtected() {
+    return transferProtected;
   }
 
   /** Whether a client with this configuration writes over UCX. */

@@ -6,7 +6,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 
-import org.apache.hadoop.conf.Configuration;
+import org.hdfsrdma.hadoop.conf.RdmaConf;
 import org.hdfsrdma.hadoop.protocol.CommitEntry;
 import org.hdfsrdma.hadoop.protocol.SessionIds;
 import org.hdfsrdma.hadoop.protocol.WriteRequest;
@@ -73,16 +73,15 @@ public final class BlockWrite {
    * returns null when the block stays on TCP (the reason logged once).
    *
    * @param dataNode this DataNode's UCX side, null when it serves none
-   * @param dataNodeConf this DataNode's configuration
    * @param name the DataNode's display name, for messages
    * @param self its transfer address (what session ids name)
    * @param block the block, for messages
    */
   public static BlockWrite begin(WriteRequest request, UcxDataNode dataNode,
-      Configuration dataNodeConf, String name, String self, String block,
+      String name, String self, String block,
       String blockPoolId, long blockId, long generationStamp,
       byte[] tokenPassword) {
-    String refusal = refusal(request, dataNode, dataNodeConf);
+    String refusal = refusal(request, dataNode);
     if (refusal != null) {
       LogOnce.info("refusal " + name + refusal, "hdfs-rdma: blocks stay on"
           + " TCP at " + name + ": " + refusal);
@@ -105,19 +104,14 @@ public final class BlockWrite {
   }
 
   /** Why this DataNode cannot serve the offered block over UCX, or null. */
-  private static String refusal(WriteRequest request, UcxDataNode dataNode,
-      Configuration dataNodeConf) {
+  private static String refusal(WriteRequest request,
+      UcxDataNode dataNode) {
     if (dataNode == null) {
       return "UCX is not running (is org.hdfsrdma.hadoop.UcxDataNodePlugin"
           + " in dfs.datanode.plugins, with dfs.datanode.rdma.enabled?)";
     }
-    String protection = dataNodeConf.getTrimmed(
-        "dfs.data.transfer.protection", "");
-    if (dataNodeConf.getBoolean("dfs.encrypt.data.transfer", false)
-        || protection.contains("integrity")
-        || protection.contains("privacy")) {
-      return "data-transfer encryption or a SASL QOP of integrity/privacy is"
-          + " configured, which UCX does not give";
+    if (dataNode.conf().transferProtected()) {
+      return RdmaConf.TRANSFER_PROTECTED_REASON;
     }
     // The landing pool is the JVM's: its buffers are sized by the
     // runtime's settings, not this DataNode's.

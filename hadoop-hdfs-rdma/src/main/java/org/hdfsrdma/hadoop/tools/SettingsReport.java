@@ -70,13 +70,9 @@ final class SettingsReport {
             + HdfsRdmaConfigKeys.DEFAULT_RESOURCE);
       }
     }
-    String protection = conf.getTrimmed("dfs.data.transfer.protection", "");
-    boolean encrypted = conf.getBoolean("dfs.encrypt.data.transfer", false)
-        || protection.contains("integrity") || protection.contains("privacy");
-    if (encrypted) {
-      findings.add(Level.PROBLEM, "setting", "dfs.encrypt.data.transfer or"
-          + " a dfs.data.transfer.protection of integrity/privacy is set:"
-          + " UCX gives no such protection, so writes stay on TCP");
+    if (RdmaConf.transferProtected(conf)) {
+      findings.add(Level.PROBLEM, "setting", "writes stay on TCP: "
+          + RdmaConf.TRANSFER_PROTECTED_REASON);
     }
     if (client && !conf.getBoolean(
         HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY,

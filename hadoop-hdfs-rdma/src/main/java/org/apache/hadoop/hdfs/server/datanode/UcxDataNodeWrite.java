@@ -92,7 +92,7 @@ public final class UcxDataNodeWrite {
       return;
     }
     write = BlockWrite.begin(request, UcxDataNode.of(dataNode),
-        dataNode.getConf(), dataNode.getDisplayName(),
+        dataNode.getDisplayName(),
         dataNode.getDatanodeId().getXferAddr(), block.toString(),
         block.getBlockPoolId(), block.getBlockId(), generationStamp,
         token.getPassword());
