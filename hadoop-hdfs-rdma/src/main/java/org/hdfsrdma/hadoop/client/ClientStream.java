@@ -265,7 +265,9 @@ public final class ClientStream {
     NodeBackoff.tcpFor(nodes[t.node], t.outcome, conf.unreachableRetryMs());
     runtime.metrics().countPipeline(t.outcome);
     request = null;
-    LogOnce.info(t.outcome + " " + nodes[t.node] + t.why, "hdfs-rdma: "
+    // Keyed by the reason, not the node: one line per reason, repeated
+    // with a count while it persists (LogOnce).
+    LogOnce.warn("tcp " + t.outcome + " " + t.why, "hdfs-rdma: "
         + block + " over TCP: " + t.why + " (" + nodeNames[t.node]
         + (t.cause == null ? "" : ": " + t.cause) + "); pipelines through"
         + " it use TCP for the next " + conf.unreachableRetryMs() + " ms");
