@@ -49,7 +49,21 @@ public final class Check extends Configured implements Tool {
 
   private static final String USAGE = "usage: check [-D key=value ...]"
       + " [--client | --datanode] [--probe [--probe-path PATH]"
-      + " [--probe-bytes N]]";
+      + " [--probe-bytes N]] | --help";
+  private static final String HELP = USAGE + "\n"
+      + "Is the UCX write path active in a JVM started like this one (its"
+      + " class path,\n-javaagent: and configuration)? One line per"
+      + " finding: OK, INFO, WARN, PROBLEM.\n"
+      + "  -D key=value     a setting, as in the job or daemon checked\n"
+      + "  --client         only what a writer needs (a container, an"
+      + " executor, hdfs dfs)\n"
+      + "  --datanode       only what a DataNode needs\n"
+      + "  --probe          write a small file to fs.defaultFS and confirm"
+      + " that UCX carried it\n"
+      + "  --probe-path P   where the probe writes (deleted after)\n"
+      + "  --probe-bytes N  how much the probe writes\n"
+      + "  --help           this text\n"
+      + "Exit code: 0 no problem, 1 a PROBLEM line, 2 bad usage.";
 
   private final PrintStream out;
 
@@ -105,6 +119,10 @@ public final class Check extends Configured implements Tool {
         case "--probe-bytes":
           probeBytes = ++i < args.length ? Long.parseLong(args[i]) : -1;
           break;
+        case "--help":
+        case "-h":
+          out.println(HELP);
+          return 0;
         default:
           System.err.println("unknown argument " + args[i] + "\n" + USAGE);
           return 2;
@@ -117,6 +135,8 @@ public final class Check extends Configured implements Tool {
     }
     Configuration conf = getConf();
     Findings findings = new Findings(out);
+    findings.add(Level.INFO, "hdfs-rdma", version() + " ("
+        + PatchState.ownLocation() + ")");
     findings.add(Level.INFO, "java", System.getProperty("java.version")
         + " (" + System.getProperty("java.home") + ")");
     InstallCheck install = new InstallCheck(findings);
@@ -151,5 +171,11 @@ public final class Check extends Configured implements Tool {
       new Probe(findings, conf).run(probePath, probeBytes);
     }
     return findings.close();
+  }
+
+  /** The jar's Implementation-Version, which names its release. */
+  static String version() {
+    String v = Check.class.getPackage().getImplementationVersion();
+    return v != null ? v : "unknown (not run from the built jar)";
   }
 }

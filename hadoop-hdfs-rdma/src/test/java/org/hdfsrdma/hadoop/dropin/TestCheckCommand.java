@@ -169,6 +169,30 @@ public class TestCheckCommand {
     assertTrue(r.log, r.has("hdfs-rdma check: no problems"));
   }
 
+  /** --help answers, and every run names the jar's release first. */
+  @Test(timeout = 180_000)
+  public void testHelpAndTheJarsVersion() throws Exception {
+    Result help = check("check-help", withAgent(),
+        new HashMap<String, String>(), cluster.daemonClassPath(), "--help");
+    assertEquals(help.log, 0, help.exit);
+    assertTrue(help.log, help.has("usage: check "));
+    assertTrue(help.log, help.has("  --probe "));
+    assertFalse(help.log, help.log.contains("unknown argument"));
+    String version;
+    try (java.util.jar.JarFile jar =
+        new java.util.jar.JarFile(AgentCluster.dropinJar())) {
+      version = jar.getManifest().getMainAttributes().getValue(
+          "Implementation-Version");
+    }
+    assertTrue("the jar's manifest names its version: " + version,
+        version != null && !version.isEmpty());
+    Result r = check("check-version", withAgent(),
+        new HashMap<String, String>(), cluster.daemonClassPath(),
+        "--client");
+    assertTrue(r.log, r.has("INFO    hdfs-rdma: " + version + " (file:"
+        + AgentCluster.dropinJar().getAbsolutePath()));
+  }
+
   @Test(timeout = 180_000)
   public void testJarOnTheClassPathWithoutTheAgent() throws Exception {
     long fetchedBefore = cluster.fetched();
