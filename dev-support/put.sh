@@ -144,7 +144,6 @@ EOF
   <property><name>dfs.namenode.name.dir</name><value>$work/name</value></property>
   <property><name>dfs.namenode.http-address</name><value>127.0.0.1:0</value></property>
   <property><name>dfs.namenode.datanode.registration.ip-hostname-check</name><value>false</value></property>
-  <property><name>dfs.datanode.plugins</name><value>org.hdfsrdma.hadoop.UcxDataNodePlugin</value></property>
   <property><name>dfs.datanode.rdma.enabled</name><value>true</value></property>
   <property><name>dfs.client.rdma.enabled</name><value>true</value></property>
 </configuration>

@@ -286,9 +286,7 @@ class Cluster(Hdfs):
                  "false"),
                 ("dfs.namenode.safemode.extension", "0")]
         if self.ucx:
-            hdfs += [("dfs.datanode.plugins",
-                      "org.hdfsrdma.hadoop.UcxDataNodePlugin"),
-                     ("dfs.datanode.rdma.enabled", "true"),
+            hdfs += [("dfs.datanode.rdma.enabled", "true"),
                      ("dfs.client.rdma.enabled", "true"),
                      # The per-packet breakdown (a few clock reads a packet).
                      ("dfs.datanode.rdma.packet-timers.enabled", "true"),

@@ -1,38 +1,26 @@
 package org.hdfsrdma.hadoop;
 
-import java.io.IOException;
-
-import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
-import org.apache.hadoop.io.IOUtils;
 import org.apache.hadoop.util.ServicePlugin;
-import org.hdfsrdma.hadoop.agent.PatchState;
-import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
+import org.hdfsrdma.hadoop.datanode.DataNodeStart;
 import org.hdfsrdma.hadoop.datanode.UcxDataNode;
-import org.hdfsrdma.hadoop.runtime.LocalDataNodeMarker;
-import org.hdfsrdma.hadoop.runtime.UcxRuntime;
-import org.hdfsrdma.ucx.UcxUnavailableException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Starts the UCX side of a DataNode: listed in {@code dfs.datanode.plugins}
- * so that DataNode.java itself needs no patch. With
- * {@code dfs.datanode.rdma.enabled} it brings up the JVM's UCX runtime
- * (there is no listening socket: clients learn the DataNode's UCX worker
- * address in the authenticated writeBlock reply); when UCX cannot serve
- * (the DataNode classes are Hadoop's own, libraries missing, another Hadoop
- * release) it says why in one log line and the DataNode keeps writing over
- * TCP.
+ * Starts the UCX side of a DataNode from {@code dfs.datanode.plugins}, for
+ * clusters configured before the agent started it by itself
+ * ({@link DataNodeStart}). Not needed with the agent, and a setting to
+ * remove before the agent: a DataNode whose plugin list names a class it
+ * cannot load does not start (Hadoop's {@code DataNode.startPlugins}
+ * rethrows).
  */
 public class UcxDataNodePlugin implements ServicePlugin {
 
   private static final Logger LOG =
       LoggerFactory.getLogger(UcxDataNodePlugin.class);
 
-  private volatile UcxDataNode serving;
-  /** Tells clients on this host that a DataNode here serves UCX. */
-  private LocalDataNodeMarker marker;
+  private volatile DataNode dataNode;
   private volatile String disabledReason = "not started";
 
   @Override
@@ -42,68 +30,20 @@ public class UcxDataNodePlugin implements ServicePlugin {
       LOG.warn("hdfs-rdma: {}", disabledReason);
       return;
     }
-    DataNode dataNode = (DataNode) service;
-    Configuration conf = dataNode.getConf();
-    if (!conf.getBoolean(HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ENABLED_KEY,
-        HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ENABLED_DEFAULT)) {
-      disabledReason = HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ENABLED_KEY
-          + " is false";
-      LOG.info("hdfs-rdma: UCX data path off for {}: {}",
-          dataNode.getDisplayName(), disabledReason);
-      return;
-    }
-    String unpatched = PatchState.problem(PatchState.Group.DATANODE);
-    if (unpatched != null) {
-      disabledReason = unpatched;
-      LOG.warn("hdfs-rdma: UCX data path off for {}, writes stay on TCP: {}",
-          dataNode.getDisplayName(), unpatched);
-      return;
-    }
-    try {
-      UcxRuntime runtime = UcxRuntime.get(conf);
-      serving = UcxDataNode.start(dataNode, dataNode.getDisplayName(), conf,
-          runtime);
-      disabledReason = null;
-      announce(dataNode);
-      LOG.info("hdfs-rdma: DataNode {} serves the UCX data path (UCX"
-          + " transports {}{})", dataNode.getDisplayName(),
-          runtime.conf().ucxTls().isEmpty() ? "all" : runtime.conf().ucxTls(),
-          runtime.transports().networkRdma() ? ", RDMA devices present"
-              : ", shared memory only: clients on this host");
-    } catch (UcxUnavailableException e) {
-      disabledReason = e.getMessage();
-      LOG.warn("hdfs-rdma: UCX data path off for {}, writes stay on TCP: {}",
-          dataNode.getDisplayName(), e.getMessage());
-    } catch (RuntimeException e) {
-      disabledReason = e.toString();
-      LOG.warn("hdfs-rdma: UCX data path off for {}, writes stay on TCP: {}",
-          dataNode.getDisplayName(), e.toString());
-    }
-  }
-
-  /**
-   * Marks this host as one with a DataNode serving UCX: without RDMA
-   * devices, clients start UCX only where one does.
-   */
-  private synchronized void announce(DataNode dataNode) {
-    try {
-      marker = LocalDataNodeMarker.announce();
-    } catch (IOException | RuntimeException e) {
-      LOG.warn("hdfs-rdma: cannot mark {} as serving UCX in {} ({}); clients"
-          + " on this host without RDMA devices will not start UCX",
-          dataNode.getDisplayName(), LocalDataNodeMarker.directory(),
-          e.toString());
-    }
+    DataNode d = (DataNode) service;
+    dataNode = d;
+    disabledReason = DataNodeStart.start(d, d.getDisplayName(), d.getConf());
   }
 
   /** Whether this DataNode serves the UCX path. */
   public boolean isServing() {
-    return serving != null;
+    return dataNode() != null;
   }
 
   /** The UCX side of this DataNode while it serves, else null. */
   public UcxDataNode dataNode() {
-    return serving;
+    DataNode d = dataNode;
+    return d == null ? null : UcxDataNode.of(d);
   }
 
   /** Why the UCX path is off, or null when it is on. */
@@ -114,18 +54,12 @@ public class UcxDataNodePlugin implements ServicePlugin {
   /** The UCX runtime belongs to the JVM, shared by its DataNodes: it stays. */
   @Override
   public void stop() {
-    UcxDataNode d = serving;
-    serving = null;
+    DataNode d = dataNode;
+    dataNode = null;
     if (d != null) {
-      d.stop();
+      DataNodeStart.stop(d);
     }
     disabledReason = "stopped";
-    LocalDataNodeMarker m;
-    synchronized (this) {
-      m = marker;
-      marker = null;
-    }
-    IOUtils.cleanupWithLogger(LOG, m);
   }
 
   @Override

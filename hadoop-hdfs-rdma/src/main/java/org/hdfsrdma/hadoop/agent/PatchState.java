@@ -28,7 +28,7 @@ public final class PatchState {
   public enum Group {
     /** DataStreamer, DFSPacket, DFSOutputStream (hadoop-hdfs-client). */
     CLIENT("client", "client classes", "hadoop-hdfs-client"),
-    /** BlockReceiver, DataXceiver (hadoop-hdfs). */
+    /** BlockReceiver, DataXceiver, DataXceiverServer (hadoop-hdfs). */
     DATANODE("datanode", "DataNode classes", "hadoop-hdfs");
 
     private final String key;

@@ -107,8 +107,8 @@ public final class BlockWrite {
   private static String refusal(WriteRequest request,
       UcxDataNode dataNode) {
     if (dataNode == null) {
-      return "UCX is not running (is org.hdfsrdma.hadoop.UcxDataNodePlugin"
-          + " in dfs.datanode.plugins, with dfs.datanode.rdma.enabled?)";
+      return "UCX is not running (dfs.datanode.rdma.enabled not true, or"
+          + " UCX unavailable: see the DataNode's log)";
     }
     if (dataNode.conf().transferProtected()) {
       return RdmaConf.TRANSFER_PROTECTED_REASON;

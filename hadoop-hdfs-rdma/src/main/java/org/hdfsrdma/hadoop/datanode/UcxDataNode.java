@@ -1,13 +1,18 @@
 package org.hdfsrdma.hadoop.datanode;
 
+import java.io.IOException;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.io.IOUtils;
 import org.hdfsrdma.hadoop.conf.RdmaConf;
 import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes;
 import org.hdfsrdma.hadoop.metrics.UcxDataNodeMetrics;
+import org.hdfsrdma.hadoop.runtime.LocalDataNodeMarker;
 import org.hdfsrdma.hadoop.runtime.UcxRuntime;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One DataNode serving the UCX data path: its own settings (read once from
@@ -18,6 +23,9 @@ import org.hdfsrdma.hadoop.runtime.UcxRuntime;
  */
 public final class UcxDataNode {
 
+  private static final Logger LOG =
+      LoggerFactory.getLogger(UcxDataNode.class);
+
   private static final Map<Object, UcxDataNode> SERVING =
       new ConcurrentHashMap<Object, UcxDataNode>();
 
@@ -27,6 +35,8 @@ public final class UcxDataNode {
   private final DataNodeServer server;
   private final IngestRate ingest = new IngestRate();
   private final UcxDataNodeMetrics metrics;
+  /** Tells clients on this host that a DataNode here serves UCX. */
+  private LocalDataNodeMarker marker;
 
   private UcxDataNode(Object dataNode, String name, Configuration conf,
       DataNodeServer server) {
@@ -42,8 +52,9 @@ public final class UcxDataNode {
   /**
    * Starts serving UCX for {@code dataNode} (its display name
    * {@code name}, host:port): attaches the JVM's DataNode side to
-   * {@code runtime} if no DataNode did yet, and publishes the DataNode's
-   * metrics source.
+   * {@code runtime} if no DataNode did yet, publishes the DataNode's
+   * metrics source and marks the host as one with a DataNode serving UCX.
+   * Called through {@link DataNodeStart}.
    */
   public static UcxDataNode start(Object dataNode, String name,
       Configuration conf, UcxRuntime runtime) {
@@ -52,8 +63,23 @@ public final class UcxDataNode {
     runtime.metrics().add(d.metrics);
     d.metrics.register();
     runtime.metrics().register();
+    d.announce();
     SERVING.put(dataNode, d);
     return d;
+  }
+
+  /**
+   * Marks this host as one with a DataNode serving UCX: without RDMA
+   * devices, clients start UCX only where one does.
+   */
+  private synchronized void announce() {
+    try {
+      marker = LocalDataNodeMarker.announce();
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("hdfs-rdma: cannot mark {} as serving UCX in {} ({}); clients"
+          + " on this host without RDMA devices will not start UCX", name,
+          LocalDataNodeMarker.directory(), e.toString());
+    }
   }
 
   /** The UCX side of {@code dataNode}, or null when it serves none. */
@@ -61,10 +87,26 @@ public final class UcxDataNode {
     return SERVING.get(dataNode);
   }
 
+  /** The UCX side of the DataNode called {@code name}, or null. */
+  static UcxDataNode named(String name) {
+    for (UcxDataNode d : SERVING.values()) {
+      if (d.name.equals(name)) {
+        return d;
+      }
+    }
+    return null;
+  }
+
   /** Stops serving: later blocks of the DataNode stay on TCP. */
   public void stop() {
     SERVING.remove(dataNode, this);
     metrics.unregister();
+    LocalDataNodeMarker m;
+    synchronized (this) {
+      m = marker;
+      marker = null;
+    }
+    IOUtils.cleanupWithLogger(LOG, m);
   }
 
   /** The DataNode's display name, host:port. */

@@ -286,8 +286,8 @@ final class Probe {
       if (b1 == null) {
         findings.add(Level.PROBLEM, "probe", "DataNode " + node
             + " (http://" + http + ") has no " + DataNodeJmxMetrics.NAME
-            + " bean: hdfs-rdma is not running there (no agent, no"
-            + " UcxDataNodePlugin in its dfs.datanode.plugins, or UCX off:"
+            + " bean: hdfs-rdma is not running there (no -javaagent,"
+            + " dfs.datanode.rdma.enabled not true, or UCX unavailable:"
             + " see its log)");
         continue;
       }

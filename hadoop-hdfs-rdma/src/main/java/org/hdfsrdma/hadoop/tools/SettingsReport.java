@@ -1,15 +1,13 @@
 package org.hdfsrdma.hadoop.tools;
 
-import java.util.Arrays;
-import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
 import org.apache.hadoop.conf.Configuration;
-import org.hdfsrdma.hadoop.UcxDataNodePlugin;
 import org.hdfsrdma.hadoop.client.DistributionPolicy;
 import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
 import org.hdfsrdma.hadoop.conf.RdmaConf;
+import org.hdfsrdma.hadoop.datanode.DataNodeStart;
 import org.hdfsrdma.hadoop.tools.Findings.Level;
 
 /**
@@ -94,16 +92,15 @@ final class SettingsReport {
           HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ENABLED_KEY + " is not"
           + " true: a DataNode with this configuration receives over TCP");
     }
-    String plugin = UcxDataNodePlugin.class.getName();
-    List<String> plugins = Arrays.asList(
-        conf.getTrimmedStrings("dfs.datanode.plugins"));
-    if (plugins.contains(plugin)) {
-      findings.add(Level.OK, "datanode plugin", plugin
-          + " in dfs.datanode.plugins");
+    if (DataNodeStart.pluginListed(conf)) {
+      findings.add(Level.INFO, "datanode plugin", DataNodeStart.PLUGIN
+          + " in dfs.datanode.plugins is not needed with the agent, which"
+          + " starts the DataNode side itself; remove the entry before you"
+          + " remove the agent (a DataNode that cannot load a listed plugin"
+          + " does not start)");
     } else {
-      findings.add(Level.PROBLEM, "datanode plugin", plugin + " is not in"
-          + " dfs.datanode.plugins (" + plugins + "): a DataNode with this"
-          + " configuration starts no UCX and receives over TCP");
+      findings.add(Level.OK, "datanode plugin", "none needed: the agent"
+          + " starts the DataNode side");
     }
   }
 

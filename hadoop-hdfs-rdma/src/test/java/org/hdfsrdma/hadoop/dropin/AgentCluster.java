@@ -42,9 +42,11 @@ import org.hdfsrdma.hadoop.tools.DataNodeJmxMetrics;
  */
 public final class AgentCluster implements Closeable {
 
-  /** hdfs-site.xml settings that switch the UCX path on, per the README. */
+  /**
+   * hdfs-site.xml settings that switch the UCX path on, per the README: no
+   * plugin entry, the agent starts the DataNode side.
+   */
   static final String[][] UCX_SITE = {
-    {"dfs.datanode.plugins", "org.hdfsrdma.hadoop.UcxDataNodePlugin"},
     {"dfs.datanode.rdma.enabled", "true"},
     {"dfs.client.rdma.enabled", "true"},
   };
@@ -260,6 +262,44 @@ public final class AgentCluster implements Closeable {
       close();
       throw e;
     }
+  }
+
+  /**
+   * Stops DataNode {@code i} (SIGTERM, as {@code hdfs --daemon stop} does)
+   * and starts it again on its data directory, with the agent or, rolled
+   * back, without it (stock Hadoop, the same hdfs-site.xml); returns once
+   * the NameNode lists it live at its new address and, with the agent,
+   * its hdfs-rdma bean is up.
+   */
+  void restartDataNode(int i, boolean withAgent) throws Exception {
+    Process old = dataNodes.get(i);
+    old.destroy();
+    if (!old.waitFor(60, TimeUnit.SECONDS)) {
+      old.destroyForcibly();
+      old.waitFor(30, TimeUnit.SECONDS);
+    }
+    processes.remove(old);
+    int port = freePort();
+    List<String> options = withAgent ? agentOptions()
+        : new ArrayList<String>(Arrays.asList("-Xmx512m"));
+    dataNodes.set(i, start("datanode" + i + "-" + System.nanoTime(),
+        options, daemonClassPath(),
+        "org.apache.hadoop.hdfs.server.datanode.DataNode",
+        "-D", "dfs.datanode.data.dir=" + new File(work, "data" + i),
+        "-D", "dfs.datanode.address=127.0.0.1:" + port));
+    String addr = "127.0.0.1:" + port;
+    WaitFor.waitFor(() -> {
+      try {
+        for (DatanodeInfo d : fs.getDataNodeStats(DatanodeReportType.LIVE)) {
+          if (d.getXferAddr().equals(addr)) {
+            return !withAgent || beans().containsKey(addr);
+          }
+        }
+        return false;
+      } catch (IOException e) {
+        return false;
+      }
+    }, 250, 120_000);
   }
 
   /** -Xmx and the agent, as HADOOP_OPTS holds them on a cluster. */

@@ -21,6 +21,7 @@ import org.hdfsrdma.hadoop.compat.CommitListField;
 import org.hdfsrdma.hadoop.compat.WriteBlockOpPeek;
 import org.hdfsrdma.hadoop.compat.WriteBlockOpRewriter;
 import org.hdfsrdma.hadoop.datanode.BlockWrite;
+import org.hdfsrdma.hadoop.datanode.DataNodeStart;
 import org.hdfsrdma.hadoop.datanode.UcxDataNode;
 import org.hdfsrdma.hadoop.protocol.CommitEntry;
 import org.hdfsrdma.hadoop.protocol.WriteRequest;
@@ -31,7 +32,8 @@ import org.slf4j.LoggerFactory;
 /**
  * DataXceiver's hooks into the UCX data path (patch 0004), for this Hadoop
  * release: Hadoop's types in, the release-neutral {@link BlockWrite}
- * behind. It reads the offer from the op before Hadoop does, relays it to
+ * behind; and DataXceiverServer's, which start and stop the DataNode's UCX
+ * side with its transfer server ({@link DataNodeStart}). It reads the offer from the op before Hadoop does, relays it to
  * the mirror, reads the mirror's commit list, and puts this DataNode's
  * commit list in the reply, switching the block's receiver to UCX
  * ({@link UcxPacketReceiver}) when the pipeline commits.
@@ -51,6 +53,36 @@ public final class UcxDataNodeWrite {
   private UcxDataNodeWrite(WriteRequest request, ReadableByteChannel socket) {
     this.request = request;
     this.socket = socket;
+  }
+
+  /**
+   * The DataNode's transfer server starts accepting: its UCX side starts
+   * first, unless the DataNode lists the plugin, which starts it. Called on
+   * the server's thread before its first accept (a DataNode with a local
+   * domain-socket server calls twice; the second finds it started).
+   */
+  public static void serverStarting(DataNode dataNode) {
+    try {
+      if (!DataNodeStart.pluginListed(dataNode.getConf())) {
+        DataNodeStart.start(dataNode, dataNode.getDisplayName(),
+            dataNode.getConf());
+      }
+    } catch (RuntimeException | LinkageError e) {
+      LOG.warn("hdfs-rdma: UCX data path off for {}: {}",
+          dataNode.getDisplayName(), e.toString());
+    }
+  }
+
+  /** The DataNode's transfer server stopped: so does its UCX side. */
+  public static void serverStopped(DataNode dataNode) {
+    try {
+      if (!DataNodeStart.pluginListed(dataNode.getConf())) {
+        DataNodeStart.stop(dataNode);
+      }
+    } catch (RuntimeException | LinkageError e) {
+      LOG.warn("hdfs-rdma: stopping the UCX side of {}: {}",
+          dataNode.getDisplayName(), e.toString());
+    }
   }
 
   /** An instance for an op that offers no UCX. */
