@@ -26,6 +26,9 @@ public enum DistributionMode {
   /** Never UCX: the JVM does not start it for writing. */
   TCP;
 
+  /** The values {@link #parse} takes, for messages. */
+  public static final String NAMES = "auto, fan-out, chain, hybrid, tcp";
+
   /** The mode {@code value} names, or null when it names none. */
   public static DistributionMode parse(String value) {
     switch (value.trim().toLowerCase(Locale.ROOT)) {

@@ -2,9 +2,9 @@ package org.hdfsrdma.hadoop.conf;
 
 import static org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys.*;
 
+import java.util.List;
+
 import org.apache.hadoop.conf.Configuration;
-import org.hdfsrdma.hadoop.protocol.WriteRequest;
-import org.hdfsrdma.hadoop.util.LogOnce;
 
 /**
  * hdfs-rdma's settings, read once from a {@link Configuration} into final
@@ -42,6 +42,7 @@ public final class RdmaConf {
   private final String ucxTls;
   private final boolean ucxAllowTcp;
   private final boolean transferProtected;
+  private final List<String> problems;
 
   /** Why {@link #transferProtected(Configuration)} keeps writes on TCP. */
   public static final String TRANSFER_PROTECTED_REASON = "data-transfer"
@@ -49,76 +50,140 @@ public final class RdmaConf {
       + " or privacy (dfs.data.transfer.protection) is configured, which"
       + " UCX does not give";
 
+  /**
+   * Reads {@code conf}, checking every value against its range
+   * ({@link RdmaSettings}): a value out of range or unparseable, or an
+   * unknown key of hdfs-rdma's family, is warned about once and the
+   * default used. Never throws on a setting: a bad one must not fail a
+   * write or stop a daemon.
+   */
   public RdmaConf(Configuration conf) {
-    clientEnabled = conf.getBoolean(DFS_CLIENT_RDMA_ENABLED_KEY,
+    RdmaSettings.Reader r = new RdmaSettings.Reader(conf);
+    clientEnabled = r.getBoolean(DFS_CLIENT_RDMA_ENABLED_KEY,
         DFS_CLIENT_RDMA_ENABLED_DEFAULT);
-    clientPoolMaxBytes = conf.getLong(DFS_CLIENT_RDMA_POOL_MAX_BYTES_KEY,
+    long poolMax = r.getLong(DFS_CLIENT_RDMA_POOL_MAX_BYTES_KEY,
         DFS_CLIENT_RDMA_POOL_MAX_BYTES_DEFAULT);
-    clientPoolSlabBytes = conf.getLong(DFS_CLIENT_RDMA_POOL_SLAB_BYTES_KEY,
+    long slab = r.getLong(DFS_CLIENT_RDMA_POOL_SLAB_BYTES_KEY,
         DFS_CLIENT_RDMA_POOL_SLAB_BYTES_DEFAULT);
-    clientBufferWaitMs = conf.getLong(DFS_CLIENT_RDMA_BUFFER_WAIT_MS_KEY,
+    if (slab > poolMax) {
+      r.problem(DFS_CLIENT_RDMA_POOL_SLAB_BYTES_KEY + "=" + slab + " > "
+          + poolMax, DFS_CLIENT_RDMA_POOL_SLAB_BYTES_KEY + "=" + slab
+          + " is more than " + DFS_CLIENT_RDMA_POOL_MAX_BYTES_KEY + "="
+          + poolMax + " (a slab is registered whole, so the pool would pass"
+          + " its cap); using " + poolMax);
+      slab = poolMax;
+    }
+    clientPoolMaxBytes = poolMax;
+    clientPoolSlabBytes = slab;
+    clientBufferWaitMs = r.getLong(DFS_CLIENT_RDMA_BUFFER_WAIT_MS_KEY,
         DFS_CLIENT_RDMA_BUFFER_WAIT_MS_DEFAULT);
-    clientConnectTimeoutMs = conf.getLong(
+    clientConnectTimeoutMs = r.getLong(
         DFS_CLIENT_RDMA_CONNECT_TIMEOUT_MS_KEY,
         DFS_CLIENT_RDMA_CONNECT_TIMEOUT_MS_DEFAULT);
-    clientUnreachableRetryMs = conf.getLong(
+    clientUnreachableRetryMs = r.getLong(
         DFS_CLIENT_RDMA_UNREACHABLE_RETRY_MS_KEY,
         DFS_CLIENT_RDMA_UNREACHABLE_RETRY_MS_DEFAULT);
-    clientTimers = conf.getBoolean(DFS_CLIENT_RDMA_PACKET_TIMERS_ENABLED_KEY,
+    clientTimers = r.getBoolean(DFS_CLIENT_RDMA_PACKET_TIMERS_ENABLED_KEY,
         DFS_CLIENT_RDMA_PACKET_TIMERS_ENABLED_DEFAULT);
     String mode = conf.getTrimmed(DFS_CLIENT_RDMA_DISTRIBUTION_KEY,
         DFS_CLIENT_RDMA_DISTRIBUTION_DEFAULT);
     DistributionMode parsed = DistributionMode.parse(mode);
     if (parsed == null) {
-      LogOnce.warn("distribution " + mode, "hdfs-rdma: "
-          + DFS_CLIENT_RDMA_DISTRIBUTION_KEY + "=" + mode + " is none of"
-          + " auto, fan-out, chain, hybrid, tcp; using auto");
-      parsed = DistributionMode.AUTO;
+      r.noneOf(DFS_CLIENT_RDMA_DISTRIBUTION_KEY, DistributionMode.NAMES,
+          "how the client distributes pipelines",
+          DFS_CLIENT_RDMA_DISTRIBUTION_DEFAULT);
+      parsed = DistributionMode.parse(DFS_CLIENT_RDMA_DISTRIBUTION_DEFAULT);
     }
     distribution = parsed;
-    int feeders = conf.getInt(DFS_CLIENT_RDMA_HYBRID_FEEDERS_KEY,
+    hybridFeeders = r.getInt(DFS_CLIENT_RDMA_HYBRID_FEEDERS_KEY,
         DFS_CLIENT_RDMA_HYBRID_FEEDERS_DEFAULT);
-    if (feeders < 1 || feeders > WriteRequest.MAX_FEEDERS) {
-      LogOnce.warn("hybrid-feeders " + feeders, "hdfs-rdma: "
-          + DFS_CLIENT_RDMA_HYBRID_FEEDERS_KEY + "=" + feeders + " is outside"
-          + " 1.." + WriteRequest.MAX_FEEDERS + "; using "
-          + DFS_CLIENT_RDMA_HYBRID_FEEDERS_DEFAULT);
-      feeders = DFS_CLIENT_RDMA_HYBRID_FEEDERS_DEFAULT;
-    }
-    hybridFeeders = feeders;
 
-    dataNodeEnabled = conf.getBoolean(DFS_DATANODE_RDMA_ENABLED_KEY,
+    dataNodeEnabled = r.getBoolean(DFS_DATANODE_RDMA_ENABLED_KEY,
         DFS_DATANODE_RDMA_ENABLED_DEFAULT);
-    dataNodePoolMaxBytes = conf.getLong(DFS_DATANODE_RDMA_POOL_MAX_BYTES_KEY,
+    dataNodePoolMaxBytes = r.getLong(DFS_DATANODE_RDMA_POOL_MAX_BYTES_KEY,
         DFS_DATANODE_RDMA_POOL_MAX_BYTES_DEFAULT);
-    dataNodePacketBufferBytes = conf.getInt(
+    dataNodePacketBufferBytes = r.getInt(
         DFS_DATANODE_RDMA_PACKET_BUFFER_BYTES_KEY,
         DFS_DATANODE_RDMA_PACKET_BUFFER_BYTES_DEFAULT);
-    dataNodeGetTimeoutMs = conf.getLong(DFS_DATANODE_RDMA_GET_TIMEOUT_MS_KEY,
+    dataNodeGetTimeoutMs = r.getLong(DFS_DATANODE_RDMA_GET_TIMEOUT_MS_KEY,
         DFS_DATANODE_RDMA_GET_TIMEOUT_MS_DEFAULT);
-    dataNodeMaxQueuedPackets = conf.getInt(
+    dataNodeMaxQueuedPackets = r.getInt(
         DFS_DATANODE_RDMA_MAX_QUEUED_PACKETS_KEY,
         DFS_DATANODE_RDMA_MAX_QUEUED_PACKETS_DEFAULT);
-    dataNodeGetsInFlight = Math.max(1, conf.getInt(
-        DFS_DATANODE_RDMA_GETS_IN_FLIGHT_KEY,
-        DFS_DATANODE_RDMA_GETS_IN_FLIGHT_DEFAULT));
-    dataNodeAllowEmulatedGets = conf.getBoolean(
+    int gets = r.getInt(DFS_DATANODE_RDMA_GETS_IN_FLIGHT_KEY,
+        DFS_DATANODE_RDMA_GETS_IN_FLIGHT_DEFAULT);
+    long landing = landingBuffers(dataNodePacketBufferBytes,
+        dataNodePoolMaxBytes);
+    if (gets > landing) {
+      // A block leases a landing buffer per get before it frees one: with
+      // fewer in the pool it waits for its own and fails at the timeout.
+      r.problem(DFS_DATANODE_RDMA_GETS_IN_FLIGHT_KEY + "=" + gets + " > "
+          + landing, DFS_DATANODE_RDMA_GETS_IN_FLIGHT_KEY + "=" + gets
+          + " is more than the " + landing + " landing buffers of "
+          + DFS_DATANODE_RDMA_PACKET_BUFFER_BYTES_KEY + "="
+          + dataNodePacketBufferBytes + " that "
+          + DFS_DATANODE_RDMA_POOL_MAX_BYTES_KEY + "=" + dataNodePoolMaxBytes
+          + " holds (a block would wait for its own buffers and fail);"
+          + " using " + landing);
+      gets = (int) landing;
+    }
+    dataNodeGetsInFlight = gets;
+    dataNodeAllowEmulatedGets = r.getBoolean(
         DFS_DATANODE_RDMA_ALLOW_EMULATED_GETS_KEY,
         DFS_DATANODE_RDMA_ALLOW_EMULATED_GETS_DEFAULT);
-    dataNodeMaxRegionsPerBlock = conf.getInt(
+    dataNodeMaxRegionsPerBlock = r.getInt(
         DFS_DATANODE_RDMA_MAX_REGIONS_PER_BLOCK_KEY,
         DFS_DATANODE_RDMA_MAX_REGIONS_PER_BLOCK_DEFAULT);
-    dataNodeUnboundConnectionTimeoutMs = conf.getLong(
+    long slabs = (clientPoolMaxBytes + clientPoolSlabBytes - 1)
+        / clientPoolSlabBytes;
+    if (clientEnabled && slabs > dataNodeMaxRegionsPerBlock) {
+      // Each slab is a region a block may announce; a DataNode fails the
+      // block's pipeline (over to TCP) at one past its limit. Only said:
+      // the DataNodes' limit is theirs, this is just the same file's.
+      r.problem(DFS_CLIENT_RDMA_POOL_MAX_BYTES_KEY + " slabs " + slabs
+          + " > " + dataNodeMaxRegionsPerBlock,
+          DFS_CLIENT_RDMA_POOL_MAX_BYTES_KEY + "=" + clientPoolMaxBytes
+          + " is up to " + slabs + " slabs of "
+          + DFS_CLIENT_RDMA_POOL_SLAB_BYTES_KEY + "=" + clientPoolSlabBytes
+          + ", more than " + DFS_DATANODE_RDMA_MAX_REGIONS_PER_BLOCK_KEY
+          + "=" + dataNodeMaxRegionsPerBlock + " (a DataNode with that"
+          + " limit fails a block's pipeline over to TCP once the pool"
+          + " passes it); using them as set: raise the slab size");
+    }
+    dataNodeUnboundConnectionTimeoutMs = r.getLong(
         DFS_DATANODE_RDMA_UNBOUND_CONNECTION_TIMEOUT_MS_KEY,
         DFS_DATANODE_RDMA_UNBOUND_CONNECTION_TIMEOUT_MS_DEFAULT);
-    dataNodeTimers = conf.getBoolean(
+    dataNodeTimers = r.getBoolean(
         DFS_DATANODE_RDMA_PACKET_TIMERS_ENABLED_KEY,
         DFS_DATANODE_RDMA_PACKET_TIMERS_ENABLED_DEFAULT);
 
     ucxTls = conf.getTrimmed(DFS_RDMA_UCX_TLS_KEY, DFS_RDMA_UCX_TLS_DEFAULT);
-    ucxAllowTcp = conf.getBoolean(DFS_RDMA_UCX_ALLOW_TCP_KEY,
+    ucxAllowTcp = r.getBoolean(DFS_RDMA_UCX_ALLOW_TCP_KEY,
         DFS_RDMA_UCX_ALLOW_TCP_DEFAULT);
     transferProtected = transferProtected(conf);
+    problems = r.logProblems();
+    RdmaSettings.warnUnknownKeys(conf);
+  }
+
+  /**
+   * Landing buffers of {@code bufferBytes} a pool capped at
+   * {@code capBytes} holds, rounded as BufferPools rounds them: slabs of
+   * {@link RdmaSettings#LANDING_SLAB_BYTES} in whole buffers (one at
+   * least), the cap in whole slabs (one at least).
+   */
+  public static long landingBuffers(long bufferBytes, long capBytes) {
+    long slab = Math.max(bufferBytes,
+        RdmaSettings.LANDING_SLAB_BYTES / bufferBytes * bufferBytes);
+    long cap = Math.max(slab, capBytes / slab * slab);
+    return cap / bufferBytes;
+  }
+
+  /**
+   * What was wrong with the settings read (out of range, unparseable, at
+   * odds with another), one message each, as logged; empty when nothing.
+   */
+  public List<String> problems() {
+    return problems;
   }
 
   /**

@@ -3,6 +3,7 @@ package org.hdfsrdma.hadoop.runtime;
 import java.io.Closeable;
 
 import org.hdfsrdma.hadoop.conf.RdmaConf;
+import org.hdfsrdma.hadoop.conf.RdmaSettings;
 import org.hdfsrdma.ucx.Closeables;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
 import org.hdfsrdma.ucx.UcxContext;
@@ -14,9 +15,6 @@ import org.hdfsrdma.ucx.UcxContext;
  * block, a client once per stream).
  */
 public final class BufferPools implements Closeable {
-
-  /** Bytes registered at a time by the DataNode's landing pool. */
-  private static final long LANDING_SLAB_BYTES = 4L * 1024 * 1024;
 
   /** Most bytes of header in front of a packet's checksums and data. */
   private final int maxHeaderBytes;
@@ -46,7 +44,7 @@ public final class BufferPools implements Closeable {
     checkOpen();
     if (landing == null) {
       landing = pool("datanode-landing", conf.maxPacketBytes(),
-          LANDING_SLAB_BYTES, conf.dataNodePoolMaxBytes());
+          RdmaSettings.LANDING_SLAB_BYTES, conf.dataNodePoolMaxBytes());
     }
     return landing;
   }
@@ -97,7 +95,9 @@ public final class BufferPools implements Closeable {
   /**
    * A pool of {@code buffer}-byte buffers registered in slabs of about
    * {@code slab} bytes, up to about {@code cap} bytes: both rounded down to
-   * whole multiples (at least one buffer, one slab), as the pool requires.
+   * whole multiples (at least one buffer, one slab), as the pool requires
+   * ({@link RdmaConf#landingBuffers} counts the landing pool's the same
+   * way).
    */
   private RegisteredBufferPool pool(String name, int buffer, long slab,
       long cap) {

@@ -1,22 +1,24 @@
 package org.hdfsrdma.hadoop.tools;
 
 import java.util.Map;
-import java.util.TreeMap;
 
 import org.apache.hadoop.conf.Configuration;
 import org.hdfsrdma.hadoop.client.DistributionPolicy;
 import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
 import org.hdfsrdma.hadoop.conf.RdmaConf;
+import org.hdfsrdma.hadoop.conf.RdmaSettings;
 import org.hdfsrdma.hadoop.datanode.DataNodeStart;
 import org.hdfsrdma.hadoop.tools.Findings.Level;
 
 /**
- * The configuration as hdfs-rdma sees it: every key of
- * hdfs-rdma-default.xml with its effective value and where that came from
- * (an operator's first question is often which file set it), keys that
- * look like hdfs-rdma's but are not (a typo keeps a default), the
+ * The configuration as hdfs-rdma sees it: every key of hdfs-rdma
+ * ({@link RdmaSettings}, the one list) with its effective value and where
+ * that came from (an operator's first question is often which file set
+ * it), keys that look like hdfs-rdma's but are not (a typo keeps a
+ * default), values outside their range (the default is used), the
  * settings that keep writes on TCP (data-transfer encryption or SASL
- * integrity/privacy, the path switched off, the DataNode plugin missing),
+ * integrity/privacy, the path switched off), whether a plugin entry is
+ * left that rollback must remove,
  * and what a writer in a JVM like this one would do with pipelines.
  */
 final class SettingsReport {
@@ -27,17 +29,6 @@ final class SettingsReport {
   SettingsReport(Findings findings, Configuration conf) {
     this.findings = findings;
     this.conf = conf;
-  }
-
-  /** Keys and defaults of hdfs-rdma-default.xml, sorted by key. */
-  private static Map<String, String> defaults() {
-    Configuration xml = new Configuration(false);
-    xml.addResource(HdfsRdmaConfigKeys.DEFAULT_RESOURCE);
-    Map<String, String> defaults = new TreeMap<String, String>();
-    for (Map.Entry<String, String> e : xml) {
-      defaults.put(e.getKey(), e.getValue());
-    }
-    return defaults;
   }
 
   /** The resource that set {@code key} last, as Hadoop recorded it. */
@@ -52,21 +43,23 @@ final class SettingsReport {
    * DataNode ({@code dataNode}) with this configuration on TCP.
    */
   void report(boolean client, boolean dataNode) {
-    Map<String, String> defaults = defaults();
+    Map<String, String> defaults = RdmaSettings.defaults();
     for (Map.Entry<String, String> d : defaults.entrySet()) {
       String value = conf.get(d.getKey());
       findings.add(Level.INFO, "setting", d.getKey() + "=" + (value == null
           ? d.getValue() + " (default)"
           : value + " (" + source(d.getKey()) + ")"));
     }
-    for (Map.Entry<String, String> e : conf) {
-      String k = e.getKey();
-      if (k.matches("dfs\\.(client\\.|datanode\\.)?rdma\\..*")
-          && !defaults.containsKey(k)) {
-        findings.add(Level.WARN, "setting", k + "=" + e.getValue() + " ("
-            + source(k) + ") is not an hdfs-rdma key; see "
-            + HdfsRdmaConfigKeys.DEFAULT_RESOURCE);
-      }
+    for (String k : RdmaSettings.unknownKeys(conf)) {
+      String suggestion = RdmaSettings.closest(k);
+      findings.add(Level.WARN, "setting", k + "=" + conf.get(k) + " ("
+          + source(k) + ") is not an hdfs-rdma key; see "
+          + HdfsRdmaConfigKeys.DEFAULT_RESOURCE + (suggestion == null ? ""
+          : "; did you mean " + suggestion + "?"));
+    }
+    for (String problem : new RdmaConf(conf).problems()) {
+      findings.add(Level.WARN, "setting",
+          problem.replaceFirst("^hdfs-rdma: ", ""));
     }
     if (RdmaConf.transferProtected(conf)) {
       findings.add(Level.PROBLEM, "setting", "writes stay on TCP: "

@@ -1,0 +1,451 @@
+package org.hdfsrdma.hadoop.conf;
+
+import static org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys.*;
+
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.WeakHashMap;
+
+import org.apache.hadoop.conf.Configuration;
+import org.hdfsrdma.hadoop.protocol.WriteRequest;
+import org.hdfsrdma.hadoop.util.LogOnce;
+
+/**
+ * What hdfs-rdma's settings may be: the one list of its keys (the
+ * {@code *_KEY} constants of {@link HdfsRdmaConfigKeys}, read by
+ * reflection, so that a key added there is known everywhere) and the one
+ * table of the range of each numeric key. {@link RdmaConf} checks every
+ * value against it as it reads it, and {@code check} reports from both. A
+ * value that is out of range or does not parse is replaced by its default
+ * and said once, never thrown: UCX is an accelerator, and a bad setting
+ * must not fail a write or stop a daemon. hdfs-rdma-default.xml states
+ * each range too ("Range: a..b"), for operators; a test holds the two
+ * equal.
+ */
+public final class RdmaSettings {
+
+  /** Key prefixes of the family: a key with one of them is hdfs-rdma's. */
+  public static final String[] FAMILY = {"dfs.client.rdma.",
+      "dfs.datanode.rdma.", "dfs.rdma."};
+
+  /**
+   * Bytes the DataNode's landing pool registers at a time (its slab; a
+   * landing buffer larger than this is a slab of its own).
+   */
+  public static final long LANDING_SLAB_BYTES = 4L * 1024 * 1024;
+
+  /**
+   * Hadoop's default {@code dfs.client-write-packet-size}: the packet a
+   * client of default settings sends.
+   */
+  static final long HADOOP_PACKET_BYTES = 64 * 1024;
+  /**
+   * The largest packet a Hadoop DataNode takes
+   * ({@code PacketReceiver.MAX_PACKET_SIZE}).
+   */
+  static final long HADOOP_MAX_PACKET_BYTES = 16 * 1024 * 1024;
+  /**
+   * Buffers a registered pool can number (RegisteredBufferPool indexes
+   * them in 24 bits and refuses a cap of more).
+   */
+  static final long POOL_MAX_BUFFERS = 1L << 24;
+  /** The allowed values of one numeric key, and what the key means. */
+  public static final class Range {
+    private final String key;
+    private final long min;
+    private final long max;
+    private final String meaning;
+
+    Range(String key, long min, long max, String meaning) {
+      this.key = key;
+      this.min = min;
+      this.max = max;
+      this.meaning = meaning;
+    }
+
+    public String key() {
+      return key;
+    }
+
+    public long min() {
+      return min;
+    }
+
+    public long max() {
+      return max;
+    }
+
+    /** What the key sets, in a few words, for messages. */
+    public String meaning() {
+      return meaning;
+    }
+
+    public boolean contains(long value) {
+      return value >= min && value <= max;
+    }
+
+    @Override
+    public String toString() {
+      return min + ".." + max;
+    }
+  }
+
+  /**
+   * The ranges, by key. A bound is either what the code can take at all
+   * (a wire field, a pool's index) or the point past which the setting
+   * defeats itself; the reason follows each where it is not plain.
+   */
+  private static final Map<String, Range> RANGES;
+
+  static {
+    Map<String, Range> r = new LinkedHashMap<String, Range>();
+    // At least one slab's least. At most 8 GiB: 2^24 buffers of the
+    // smallest packet Hadoop builds.
+    add(r, DFS_CLIENT_RDMA_POOL_MAX_BYTES_KEY, HADOOP_PACKET_BYTES,
+        8L << 30, "most bytes of the client's registered packet memory");
+    // At least a packet of Hadoop's default size (a slab is rounded down to
+    // whole packet buffers, and up to one). At most 1 GiB: a slab is one
+    // registration and one Java buffer, which stops short of 2 GiB.
+    add(r, DFS_CLIENT_RDMA_POOL_SLAB_BYTES_KEY, HADOOP_PACKET_BYTES,
+        1L << 30, "bytes the client registers at a time");
+    // 0: build the packet on the heap at once. At most Hadoop's default
+    // socket timeout: a writer waits this long per packet.
+    add(r, DFS_CLIENT_RDMA_BUFFER_WAIT_MS_KEY, 0, 60_000,
+        "how long a writer waits for a registered packet buffer");
+    // 0 would time out every connect. At most Hadoop's default socket
+    // timeout: a writer or a DataNode waits this long for a peer.
+    add(r, DFS_CLIENT_RDMA_CONNECT_TIMEOUT_MS_KEY, 1, 60_000,
+        "how long a UCX connect may take");
+    // 0: try UCX again with the next pipeline. At most a day (the time is
+    // added to the clock).
+    add(r, DFS_CLIENT_RDMA_UNREACHABLE_RETRY_MS_KEY, 0, 24L * 3600 * 1000,
+        "how long pipelines through an unreachable DataNode stay on TCP");
+    // The request carries feeders in 4 bits.
+    add(r, DFS_CLIENT_RDMA_HYBRID_FEEDERS_KEY, 1, WriteRequest.MAX_FEEDERS,
+        "DataNodes a hybrid pipeline's client feeds");
+    // At least one landing slab, which is registered whole. At most 2^24
+    // buffers of the smallest packet buffer.
+    add(r, DFS_DATANODE_RDMA_POOL_MAX_BYTES_KEY, LANDING_SLAB_BYTES,
+        POOL_MAX_BUFFERS * HADOOP_PACKET_BYTES,
+        "most bytes of the DataNode's registered landing memory");
+    // At least Hadoop's default packet: a smaller buffer turns away every
+    // client of default settings. At most Hadoop's largest packet; each
+    // block also takes a heap buffer of this size.
+    add(r, DFS_DATANODE_RDMA_PACKET_BUFFER_BYTES_KEY, HADOOP_PACKET_BYTES,
+        HADOOP_MAX_PACKET_BYTES, "the largest packet the DataNode takes"
+        + " over UCX");
+    // 0 would fail every get. At most ten minutes: a get that hangs holds
+    // its block's pipeline this long before Hadoop recovers it.
+    add(r, DFS_DATANODE_RDMA_GET_TIMEOUT_MS_KEY, 1, 600_000,
+        "how long a DataNode waits for one get");
+    // At least Hadoop's default dfs.client.write.max-packets-in-flight: a
+    // client keeps that many packets un-acked, and one more than the ring
+    // holds fails the block's pipeline. At most 8192: the ring (72 bytes
+    // a packet) is allocated with every block.
+    add(r, DFS_DATANODE_RDMA_MAX_QUEUED_PACKETS_KEY, 80, 8192,
+        "packet descriptors a block may have waiting");
+    // Each get in flight holds a landing buffer; the receiver writes one
+    // packet at a time, so more than 64 only holds memory.
+    add(r, DFS_DATANODE_RDMA_GETS_IN_FLIGHT_KEY, 1, 64,
+        "gets of one block in flight at once");
+    // Region ids are 16 bits in a packet descriptor.
+    add(r, DFS_DATANODE_RDMA_MAX_REGIONS_PER_BLOCK_KEY, 1, 65_535,
+        "registered regions one block may announce");
+    // 0 would close connections before their block opens (the sweep runs
+    // every second, so that is the timeout's resolution). At most a day.
+    add(r, DFS_DATANODE_RDMA_UNBOUND_CONNECTION_TIMEOUT_MS_KEY, 1,
+        24L * 3600 * 1000, "how long a connection that opened no block is"
+        + " kept");
+    RANGES = Collections.unmodifiableMap(r);
+  }
+
+  private static void add(Map<String, Range> table, String key, long min,
+      long max, String meaning) {
+    table.put(key, new Range(key, min, max, meaning));
+  }
+
+  /** Every key of hdfs-rdma and its default, as text, sorted by key. */
+  private static final SortedMap<String, String> DEFAULTS = defaultsOf(
+      HdfsRdmaConfigKeys.class);
+
+  /** What each boolean key sets, for messages. */
+  private static final Map<String, String> FLAGS;
+
+  static {
+    Map<String, String> f = new LinkedHashMap<String, String>();
+    f.put(DFS_CLIENT_RDMA_ENABLED_KEY, "whether the client writes over UCX");
+    f.put(DFS_CLIENT_RDMA_PACKET_TIMERS_ENABLED_KEY,
+        "whether client packets are timed");
+    f.put(DFS_DATANODE_RDMA_ENABLED_KEY, "whether the DataNode serves UCX");
+    f.put(DFS_DATANODE_RDMA_ALLOW_EMULATED_GETS_KEY,
+        "whether the DataNode takes gets UCX emulates over tcp");
+    f.put(DFS_DATANODE_RDMA_PACKET_TIMERS_ENABLED_KEY,
+        "whether DataNode packets are timed");
+    f.put(DFS_RDMA_UCX_ALLOW_TCP_KEY, "whether UCX may run its tcp"
+        + " transport");
+    FLAGS = Collections.unmodifiableMap(f);
+  }
+
+  /**
+   * Size of each Configuration when its keys were last looked through for
+   * unknown ones: a Configuration is scanned again only when it has
+   * changed size (weak: the Configuration's life is its owner's).
+   */
+  private static final Map<Configuration, Integer> SCANNED =
+      new WeakHashMap<Configuration, Integer>();
+
+  private RdmaSettings() {
+  }
+
+  /**
+   * {@code KEY} constant to {@code _DEFAULT} constant of {@code keys}, as
+   * key to default text.
+   */
+  static SortedMap<String, String> defaultsOf(Class<?> keys) {
+    SortedMap<String, String> defaults = new TreeMap<String, String>();
+    for (Field f : keys.getFields()) {
+      int mod = f.getModifiers();
+      if (!Modifier.isStatic(mod) || !Modifier.isFinal(mod)
+          || f.getType() != String.class || !f.getName().endsWith("_KEY")) {
+        continue;
+      }
+      String name = f.getName();
+      try {
+        String key = (String) f.get(null);
+        Field d = keys.getField(name.substring(0,
+            name.length() - "_KEY".length()) + "_DEFAULT");
+        defaults.put(key, String.valueOf(d.get(null)));
+      } catch (NoSuchFieldException | IllegalAccessException e) {
+        throw new IllegalStateException(name + " has no _DEFAULT", e);
+      }
+    }
+    return Collections.unmodifiableSortedMap(defaults);
+  }
+
+  /** Every key of hdfs-rdma with its default as text, sorted by key. */
+  public static SortedMap<String, String> defaults() {
+    return DEFAULTS;
+  }
+
+  /** Whether {@code key} is one of hdfs-rdma's. */
+  public static boolean isKnown(String key) {
+    return DEFAULTS.containsKey(key);
+  }
+
+  /** Whether {@code key} looks like hdfs-rdma's (starts like its keys). */
+  public static boolean inFamily(String key) {
+    for (String prefix : FAMILY) {
+      if (key.startsWith(prefix)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** The range of {@code key}, or null for a key that is not numeric. */
+  public static Range range(String key) {
+    return RANGES.get(key);
+  }
+
+  /** Every numeric key's range, in the table's order. */
+  public static Iterable<Range> ranges() {
+    return RANGES.values();
+  }
+
+  /** Keys of {@code conf} that look like hdfs-rdma's and are not, sorted. */
+  public static List<String> unknownKeys(Configuration conf) {
+    TreeSet<String> unknown = new TreeSet<String>();
+    for (Map.Entry<String, String> e : conf) {
+      String key = e.getKey();
+      if (inFamily(key) && !isKnown(key)) {
+        unknown.add(key);
+      }
+    }
+    return new ArrayList<String>(unknown);
+  }
+
+  /** The known key {@code key} is likely a misspelling of, or null. */
+  public static String closest(String key) {
+    String best = null;
+    int bestDistance = Integer.MAX_VALUE;
+    for (String known : DEFAULTS.keySet()) {
+      int d = distance(key, known);
+      if (d < bestDistance) {
+        best = known;
+        bestDistance = d;
+      }
+    }
+    // A few edits, more for long keys; beyond that it is another word.
+    return bestDistance <= Math.max(2, key.length() / 6) ? best
+        : sameNameInOtherFamily(key);
+  }
+
+  /** A known key with {@code key}'s name in another family, or null. */
+  private static String sameNameInOtherFamily(String key) {
+    for (String prefix : FAMILY) {
+      if (key.startsWith(prefix)) {
+        String name = key.substring(prefix.length());
+        for (String other : FAMILY) {
+          if (isKnown(other + name)) {
+            return other + name;
+          }
+        }
+      }
+    }
+    return null;
+  }
+
+  /** Levenshtein distance: edits that turn {@code a} into {@code b}. */
+  static int distance(String a, String b) {
+    int[] prev = new int[b.length() + 1];
+    int[] cur = new int[b.length() + 1];
+    for (int j = 0; j <= b.length(); j++) {
+      prev[j] = j;
+    }
+    for (int i = 1; i <= a.length(); i++) {
+      cur[0] = i;
+      for (int j = 1; j <= b.length(); j++) {
+        int swap = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
+        cur[j] = Math.min(Math.min(cur[j - 1] + 1, prev[j] + 1),
+            prev[j - 1] + swap);
+      }
+      int[] t = prev;
+      prev = cur;
+      cur = t;
+    }
+    return prev[b.length()];
+  }
+
+  /** The warning for unknown key {@code key}. */
+  public static String unknownMessage(String key) {
+    String suggestion = closest(key);
+    return "hdfs-rdma: unknown setting " + key + " (not one of hdfs-rdma's"
+        + " keys; see " + DEFAULT_RESOURCE + ")" + (suggestion == null ? ""
+        : "; did you mean " + suggestion + "?");
+  }
+
+  /** The LogOnce key of unknown key {@code key}'s warning. */
+  static String unknownLogKey(String key) {
+    return "conf unknown " + key;
+  }
+
+  /**
+   * The LogOnce key of a value's warning; {@code id} is the key and value
+   * ({@code key=value}), or what else tells the problem apart.
+   */
+  static String logKey(String id) {
+    return "conf " + id;
+  }
+
+  /**
+   * Warns once per key of {@code conf} that looks like hdfs-rdma's and is
+   * not. A Configuration is looked through when first seen and again only
+   * once its size has changed: iterating copies every property, which a
+   * client building an {@link RdmaConf} per output stream should not pay
+   * each time.
+   */
+  static void warnUnknownKeys(Configuration conf) {
+    int size = conf.size();
+    synchronized (SCANNED) {
+      Integer scanned = SCANNED.get(conf);
+      if (scanned != null && scanned == size) {
+        return;
+      }
+      SCANNED.put(conf, size);
+    }
+    for (String key : unknownKeys(conf)) {
+      LogOnce.warn(unknownLogKey(key), unknownMessage(key));
+    }
+  }
+
+  /**
+   * Reads {@code conf}'s values through the table, collecting what was
+   * out of range; {@link RdmaConf} logs the collection once read.
+   */
+  static final class Reader {
+    private final Configuration conf;
+    private final List<String[]> problems = new ArrayList<String[]>();
+
+    Reader(Configuration conf) {
+      this.conf = conf;
+    }
+
+    /** {@code key}'s value, or {@code dflt} if unset or out of range. */
+    long getLong(String key, long dflt) {
+      Range range = RANGES.get(key);
+      long value;
+      try {
+        value = conf.getLong(key, dflt);
+      } catch (NumberFormatException e) {
+        outOfRange(range, dflt);
+        return dflt;
+      }
+      if (!range.contains(value)) {
+        outOfRange(range, dflt);
+        return dflt;
+      }
+      return value;
+    }
+
+    /** {@link #getLong}, for a key whose range fits an int. */
+    int getInt(String key, int dflt) {
+      return (int) getLong(key, dflt);
+    }
+
+    /**
+     * {@code key}'s value, or {@code dflt} if unset or neither true nor
+     * false (which Hadoop's getBoolean takes silently as the default).
+     */
+    boolean getBoolean(String key, boolean dflt) {
+      String value = conf.getTrimmed(key);
+      if (value == null) {
+        return dflt;
+      }
+      if ("true".equalsIgnoreCase(value)) {
+        return true;
+      }
+      if ("false".equalsIgnoreCase(value)) {
+        return false;
+      }
+      noneOf(key, "true, false", FLAGS.get(key), String.valueOf(dflt));
+      return dflt;
+    }
+
+    private void outOfRange(Range range, long dflt) {
+      String value = conf.getTrimmed(range.key());
+      problem(range.key() + "=" + value, range.key() + "=" + value
+          + " is outside " + range + " (" + range.meaning() + "); using "
+          + dflt);
+    }
+
+    /** An enum-like value that is none of {@code allowed}. */
+    void noneOf(String key, String allowed, String meaning, String dflt) {
+      String value = conf.getTrimmed(key);
+      problem(key + "=" + value, key + "=" + value + " is none of "
+          + allowed + " (" + meaning + "); using " + dflt);
+    }
+
+    /** A problem, logged once per {@code id} and JVM. */
+    void problem(String id, String message) {
+      problems.add(new String[] {logKey(id), "hdfs-rdma: " + message});
+    }
+
+    /** Logs every problem once; their messages. */
+    List<String> logProblems() {
+      List<String> messages = new ArrayList<String>(problems.size());
+      for (String[] p : problems) {
+        LogOnce.warn(p[0], p[1]);
+        messages.add(p[1]);
+      }
+      return Collections.unmodifiableList(messages);
+    }
+  }
+}
