@@ -45,6 +45,11 @@ dev-support/package-cycles.sh
 # The patch sizes patches/README.md gives are the patches' own (the build
 # above already refused any patch touching an unlisted file).
 dev-support/hadoop-sources.sh stats --check
+# The documents name only what exists (links, paths, configuration keys,
+# script flags, classes) and the configuration table is hdfs-rdma-default.xml's;
+# the self-test proves each kind of mistake is caught.
+dev-support/readme-check.py --self-test
+dev-support/readme-check.py
 # The release an operator downloads: the tarball holds the jar just built
 # (its manifest naming the version), the defaults, README, LICENSE and
 # NOTICE, and its checksum verifies.

@@ -57,6 +57,11 @@ class Bench:
                          for m in args.compare_distributions or ()]
         self.labels = dict(LABELS)
         self.long_labels = dict(LONG_LABELS)
+        if getattr(args, "conf", None):
+            # --conf: stock is the --stock-classpath client against the
+            # cluster's own DataNodes, of whatever release they run (the
+            # summary names it), not the embedded clusters' 2.9.2.
+            self.long_labels["stock"] = "stock HDFS client (--stock-classpath)"
         if args.distribution or self.compared:
             self.long_labels["ucx"] += ", distribution " + \
                 args.ucx_distribution
