@@ -2,6 +2,7 @@ package org.hdfsrdma.hadoop;
 
 import static org.junit.Assert.assertArrayEquals;
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
 import static org.junit.Assume.assumeTrue;
 
 import java.io.ByteArrayOutputStream;
@@ -18,10 +19,12 @@ import org.apache.hadoop.hdfs.MiniDFSCluster;
 import org.apache.hadoop.metrics2.AbstractMetric;
 import org.apache.hadoop.metrics2.MetricsRecord;
 import org.apache.hadoop.metrics2.impl.MetricsCollectorImpl;
+import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
 import org.apache.hadoop.util.Tool;
 import org.apache.hadoop.util.ToolRunner;
 import org.apache.hadoop.util.VersionInfo;
-import org.hdfsrdma.hadoop.metrics.UcxJvmMetrics;
+import org.hdfsrdma.hadoop.metrics.ClientOutcomes;
+import org.hdfsrdma.hadoop.metrics.PipelineOutcome;
 import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.ucx.UcxLibrary;
 import org.junit.After;
@@ -92,7 +95,8 @@ public class TestErasureCodedWrites {
   /** A counter of this JVM's HdfsRdma source, as a snapshot reads it. */
   private static long published(String name) {
     MetricsCollectorImpl collector = new MetricsCollectorImpl();
-    UcxRuntime.current().metrics().getMetrics(collector, true);
+    DefaultMetricsSystem.instance().getSource(ClientOutcomes.SOURCE_NAME)
+        .getMetrics(collector, true);
     for (MetricsRecord record : collector.getRecords()) {
       for (AbstractMetric metric : record.metrics()) {
         if (metric.name().equals(name)) {
@@ -128,20 +132,25 @@ public class TestErasureCodedWrites {
     fetched = UcxCounters.dataBytesFetched();
     long tcpBlocks = UcxCounters.blocksOverTcp();
     long ucxBlocks = UcxCounters.blocksOverUcx();
-    long streamers = UcxJvmMetrics.stripedStreamersOverTcp();
+    long streamers = ClientOutcomes.stripedStreamersOverTcp();
+    long pipelines = ClientOutcomes.pipelines(
+        PipelineOutcome.TCP_ERASURE_CODED);
     byte[] data = write(striped, 5 * CELL + 3, 2);
     assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs, striped));
     assertEquals(POLICY, ec("-getPolicy", "-path", striped.toString())
         .trim());
     assertEquals("one streamer per internal block, left on TCP", STREAMERS,
-        UcxJvmMetrics.stripedStreamersOverTcp() - streamers);
+        ClientOutcomes.stripedStreamersOverTcp() - streamers);
     assertEquals("nothing fetched over UCX", fetched,
         UcxCounters.dataBytesFetched());
     assertEquals("no block over UCX", ucxBlocks, UcxCounters.blocksOverUcx());
     assertEquals("every internal block over TCP", tcpBlocks + STREAMERS,
         UcxCounters.blocksOverTcp());
+    assertTrue("their pipelines are counted as erasure-coded",
+        ClientOutcomes.pipelines(PipelineOutcome.TCP_ERASURE_CODED)
+            - pipelines >= STREAMERS);
     assertEquals("the JVM's metrics source counts them too",
-        UcxJvmMetrics.stripedStreamersOverTcp(), published(
+        ClientOutcomes.stripedStreamersOverTcp(), published(
             "StripedStreamersOverTcp"));
 
     // The same client's next replicated file is on UCX again.

@@ -29,6 +29,8 @@ import org.apache.hadoop.hdfs.tools.DFSck;
 import org.apache.hadoop.test.GenericTestUtils;
 import org.apache.hadoop.util.ToolRunner;
 import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
+import org.hdfsrdma.hadoop.metrics.ClientOutcomes;
+import org.hdfsrdma.hadoop.metrics.PipelineOutcome;
 import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.ucx.UcxLibrary;
 import org.junit.After;
@@ -347,12 +349,17 @@ public class TestUcxMultiProcessCluster {
       byte[] data = new byte[3 * 1024 * 1024 + 17];
       new Random(21).nextBytes(data);
       long sentBefore = UcxRuntime.get(clientConf).metrics().dataBytesSent();
+      long offBefore = ClientOutcomes.pipelines(
+          PipelineOutcome.TCP_DATANODE_OFF);
       try (FSDataOutputStream out = fs.create(path, (short) 3)) {
         out.write(data);
       }
       assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs, path));
       assertEquals("no packet went as a descriptor", sentBefore,
           UcxRuntime.current().metrics().dataBytesSent());
+      assertTrue("the client counts why: that DataNode's UCX is off",
+          ClientOutcomes.pipelines(PipelineOutcome.TCP_DATANODE_OFF)
+              > offBefore);
 
       // A client that cannot load UCX: hdfs dfs -put in its own JVM.
       File local = new File(work, "local-file");
@@ -392,12 +399,17 @@ public class TestUcxMultiProcessCluster {
       byte[] data = new byte[2 * 1024 * 1024 + 99];
       new Random(31).nextBytes(data);
       long sentBefore = UcxRuntime.get(clientConf).metrics().dataBytesSent();
+      long stockBefore = ClientOutcomes.pipelines(
+          PipelineOutcome.TCP_STOCK_DATANODE);
       try (FSDataOutputStream out = fs.create(path, (short) 3)) {
         out.write(data);
       }
       assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs, path));
       assertEquals("no packet went as a descriptor", sentBefore,
           UcxRuntime.current().metrics().dataBytesSent());
+      assertTrue("the client counts why: a DataNode without hdfs-rdma",
+          ClientOutcomes.pipelines(PipelineOutcome.TCP_STOCK_DATANODE)
+              > stockBefore);
 
       // A stock client (hdfs dfs -put on the stock jars) to this cluster,
       // replication 2 so some pipelines hold only patched DataNodes.

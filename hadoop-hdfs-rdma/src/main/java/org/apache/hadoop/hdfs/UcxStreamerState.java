@@ -18,11 +18,15 @@ import org.apache.hadoop.security.token.Token;
 import org.hdfsrdma.hadoop.client.ClientStream;
 import org.hdfsrdma.hadoop.client.OutgoingPacket;
 import org.hdfsrdma.hadoop.client.PipelineFailures;
+import org.hdfsrdma.hadoop.client.UcxClients;
 import org.hdfsrdma.hadoop.compat.CommitListField;
+import org.hdfsrdma.hadoop.compat.DeclineField;
 import org.hdfsrdma.hadoop.compat.WriteBlockOpRewriter;
+import org.hdfsrdma.hadoop.metrics.ClientOutcomes;
 import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes;
-import org.hdfsrdma.hadoop.metrics.UcxJvmMetrics;
+import org.hdfsrdma.hadoop.metrics.PipelineOutcome;
 import org.hdfsrdma.hadoop.protocol.CommitEntry;
+import org.hdfsrdma.hadoop.protocol.Decline;
 import org.hdfsrdma.hadoop.protocol.FallbackAck;
 import org.hdfsrdma.hadoop.protocol.WriteRequest;
 import org.hdfsrdma.hadoop.util.LogOnce;
@@ -45,16 +49,28 @@ public final class UcxStreamerState {
   private static final Logger LOG =
       LoggerFactory.getLogger(UcxStreamerState.class);
 
-  private static final UcxStreamerState OFF = new UcxStreamerState(null);
+  /** A stream that did not ask for UCX. */
+  private static final UcxStreamerState OFF =
+      new UcxStreamerState(null, null);
+  /** A stream on TCP although it asked for UCX, by outcome. */
+  private static final UcxStreamerState[] OFF_BECAUSE =
+      new UcxStreamerState[PipelineOutcome.values().length];
 
-  /** Streamers left on TCP because they are not plain DataStreamers. */
+  static {
+    for (PipelineOutcome o : PipelineOutcome.values()) {
+      OFF_BECAUSE[o.ordinal()] = new UcxStreamerState(null, o);
+    }
+  }
 
   /** The stream's UCX side, or null when the stream writes over TCP. */
   private final ClientStream stream;
+  /** Why a stream that asked for UCX is on TCP, counted per pipeline. */
+  private final PipelineOutcome tcp;
   private final OutgoingPacket outgoing = new OutgoingPacket();
 
-  private UcxStreamerState(ClientStream stream) {
+  private UcxStreamerState(ClientStream stream, PipelineOutcome tcp) {
     this.stream = stream;
+    this.tcp = tcp;
   }
 
   /** Restarts the streamer's pipeline through its error state. */
@@ -107,17 +123,26 @@ public final class UcxStreamerState {
   static UcxStreamerState create(DataStreamer streamer, DFSClient client,
       DataStreamer.ErrorState errorState) {
     if (streamer != null && streamer.getClass() != DataStreamer.class) {
-      long n = UcxJvmMetrics.countStripedStreamer();
-      LogOnce.info("excluded " + streamer.getClass().getName(), "hdfs-rdma: "
-          + streamer.getClass().getSimpleName() + " streams (erasure-coded"
-          + " files) write over TCP; the UCX path is for replicated files");
+      long n = ClientOutcomes.countStripedStreamer();
       LOG.debug("hdfs-rdma: {} streamer {} writes over TCP",
           streamer.getClass().getSimpleName(), n);
-      return OFF;
+      if (!UcxClients.asked(client.getConfiguration())) {
+        return OFF;
+      }
+      LogOnce.warn("excluded " + streamer.getClass().getName(), "hdfs-rdma: "
+          + streamer.getClass().getSimpleName() + " streams (erasure-coded"
+          + " files) write over TCP; the UCX path is for replicated files");
+      return OFF_BECAUSE[PipelineOutcome.TCP_ERASURE_CODED.ordinal()];
     }
-    ClientStream stream = ClientStream.open(client.getConfiguration(),
+    UcxClients.Start start = UcxClients.start(client.getConfiguration());
+    if (start.runtime == null) {
+      return start.tcp == null ? OFF : OFF_BECAUSE[start.tcp.ordinal()];
+    }
+    ClientStream stream = ClientStream.open(start,
         client.getConf().getWritePacketSize(), new Failures(errorState));
-    return stream == null ? OFF : new UcxStreamerState(stream);
+    return stream == null
+        ? OFF_BECAUSE[PipelineOutcome.TCP_UCX_UNAVAILABLE.ordinal()]
+        : new UcxStreamerState(stream, null);
   }
 
   /** The pool this stream's packets are leased from, or null (UCX off). */
@@ -143,6 +168,9 @@ public final class UcxStreamerState {
       ExtendedBlock block, Token<BlockTokenIdentifier> token, long newGS,
       int packetSize) {
     if (stream == null) {
+      if (tcp != null) {
+        ClientOutcomes.count(tcp);
+      }
       return out;
     }
     String[] nodes = new String[pipeline.length];
@@ -167,13 +195,15 @@ public final class UcxStreamerState {
       return;
     }
     List<CommitEntry> commits;
+    Decline declined;
     try {
       commits = CommitListField.commitsOf(reply);
+      declined = commits.isEmpty() ? DeclineField.declineOf(reply) : null;
     } catch (IOException e) {
       stream.commitsUnreadable(e);
       return;
     }
-    stream.committed(commits);
+    stream.committed(commits, declined);
   }
 
   /**

@@ -10,6 +10,7 @@ import org.hdfsrdma.hadoop.conf.RdmaConf;
 import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes;
 import org.hdfsrdma.hadoop.metrics.PipelineOutcome;
 import org.hdfsrdma.hadoop.protocol.CommitEntry;
+import org.hdfsrdma.hadoop.protocol.Decline;
 import org.hdfsrdma.hadoop.protocol.SessionIds;
 import org.hdfsrdma.hadoop.protocol.WriteRequest;
 import org.hdfsrdma.hadoop.runtime.UcxRuntime;
@@ -98,23 +99,28 @@ public final class ClientStream {
    */
   public static ClientStream open(Configuration clientConf,
       int writePacketSize, PipelineFailures failures) {
-    if (!UcxClients.wanted(clientConf)) {
-      return null;
-    }
-    RdmaConf rdma = new RdmaConf(clientConf);
-    UcxRuntime runtime = UcxClients.runtimeFor(clientConf, rdma);
-    if (runtime == null) {
+    return open(UcxClients.start(clientConf), writePacketSize, failures);
+  }
+
+  /**
+   * As {@link #open(Configuration, int, PipelineFailures)} for a client
+   * whose start was decided ({@link UcxClients#start}); null also when the
+   * runtime has no pool for its packets.
+   */
+  public static ClientStream open(UcxClients.Start start,
+      int writePacketSize, PipelineFailures failures) {
+    if (start.runtime == null) {
       return null;
     }
     RegisteredBufferPool pool;
     try {
-      pool = runtime.pools().client(writePacketSize);
+      pool = start.runtime.pools().client(writePacketSize);
     } catch (RuntimeException e) {
-      LogOnce.info("client-pool", "hdfs-rdma: no registered buffer pool,"
+      LogOnce.warn("client-pool", "hdfs-rdma: no registered buffer pool,"
           + " writes stay on TCP: " + e.getMessage());
       return null;
     }
-    return new ClientStream(runtime, rdma, pool, failures);
+    return new ClientStream(start.runtime, start.conf, pool, failures);
   }
 
   /** The pool this stream's packets are leased from. */
@@ -210,6 +216,7 @@ public final class ClientStream {
   public void commitsUnreadable(IOException e) {
     LOG.warn("hdfs-rdma: {} on TCP: malformed commit list: {}", block,
         e.getMessage());
+    runtime.metrics().countPipeline(PipelineOutcome.TCP_DATANODE_REFUSED);
     request = null;
   }
 
@@ -221,14 +228,16 @@ public final class ClientStream {
    * socket instead of descriptors and read them as stock does), and
    * pipelines through that DataNode skip UCX for
    * {@code dfs.client.rdma.unreachable-retry-ms}.
+   *
+   * @param declined why the DataNodes did not commit, when they said
+   *     ({@link Decline}), else null
    */
-  public void committed(List<CommitEntry> commits) {
+  public void committed(List<CommitEntry> commits, Decline declined) {
     if (request == null) {
       return;
     }
     if (!committedInOrder(commits)) {
-      LOG.debug("hdfs-rdma: {} on TCP: {} of {} DataNodes committed", block,
-          commits.size(), nodes.length);
+      declined(commits, declined);
       if (request.feeders() > 0
           && conf.distribution() == DistributionMode.AUTO) {
         // A DataNode could not feed the next one; the DataNodes' own log
@@ -255,6 +264,39 @@ public final class ClientStream {
     active = true;
     LOG.debug("hdfs-rdma: {} moves over UCX to {} DataNodes, {} fed by the"
         + " client", block, nodes.length, fed);
+  }
+
+  /**
+   * Counts and logs a pipeline its DataNodes did not commit: by the
+   * decline they sent, or, with none and no commit list, as DataNode 1
+   * running no hdfs-rdma. One WARN per reason (not per DataNode) while it
+   * persists.
+   */
+  private void declined(List<CommitEntry> commits, Decline d) {
+    if (d == null && commits.isEmpty()) {
+      d = new Decline(nodes[0], Decline.Reason.STOCK);
+    }
+    PipelineOutcome outcome = d == null
+        ? PipelineOutcome.TCP_DATANODE_REFUSED : outcomeOf(d.getReason());
+    runtime.metrics().countPipeline(outcome);
+    String why = d == null ? commits.size() + " of " + nodes.length
+        + " DataNodes committed" : "DataNode " + d;
+    LOG.debug("hdfs-rdma: {} on TCP: {}", block, why);
+    LogOnce.warn("tcp " + outcome, "hdfs-rdma: " + block + " over TCP: "
+        + why + "; counted as " + outcome.metric());
+  }
+
+  private static PipelineOutcome outcomeOf(Decline.Reason r) {
+    switch (r) {
+    case STOCK:
+      return PipelineOutcome.TCP_STOCK_DATANODE;
+    case OFF:
+      return PipelineOutcome.TCP_DATANODE_OFF;
+    case PROTECTED:
+      return PipelineOutcome.TCP_PROTECTED;
+    default:
+      return PipelineOutcome.TCP_DATANODE_REFUSED;
+    }
   }
 
   /**

@@ -5,6 +5,7 @@ import org.apache.hadoop.conf.Configuration;
 import org.hdfsrdma.hadoop.conf.DistributionMode;
 import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
 import org.hdfsrdma.hadoop.conf.RdmaConf;
+import org.hdfsrdma.hadoop.metrics.PipelineOutcome;
 import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.hadoop.util.LogOnce;
 import org.hdfsrdma.ucx.UcxUnavailableException;
@@ -24,50 +25,81 @@ public final class UcxClients {
   private UcxClients() {
   }
 
-  /**
-   * Whether {@code conf} asks for UCX and allows it (no protection UCX
-   * lacks); false for a stand-in client without a configuration.
-   */
-  public static boolean wanted(Configuration conf) {
-    if (conf == null) {
-      return false; // a stand-in client (Hadoop's tests mock DFSClient)
+  /** A new stream's start: the JVM's UCX runtime, or why it is on TCP. */
+  public static final class Start {
+    /** Asked for nothing: dfs.client.rdma.enabled is false. */
+    static final Start NOT_ASKED = new Start(null, null, null);
+
+    /** The client's settings, null unless a runtime was found. */
+    public final RdmaConf conf;
+    /** The runtime the stream writes through, or null (TCP). */
+    public final UcxRuntime runtime;
+    /** Why the stream is on TCP although asked for UCX, or null. */
+    public final PipelineOutcome tcp;
+
+    Start(RdmaConf conf, UcxRuntime runtime, PipelineOutcome tcp) {
+      this.conf = conf;
+      this.runtime = runtime;
+      this.tcp = tcp;
     }
-    if (!conf.getBoolean(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY,
-        HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_DEFAULT)) {
-      return false;
+
+    static Start tcp(PipelineOutcome why) {
+      return new Start(null, null, why);
     }
-    if (RdmaConf.transferProtected(conf)) {
-      LogOnce.info("client-protection", "hdfs-rdma: writes stay on TCP: "
-          + RdmaConf.TRANSFER_PROTECTED_REASON);
-      return false;
-    }
-    return true;
   }
 
   /**
-   * The JVM's UCX runtime for a client that {@link #wanted} UCX, or null
-   * when its writes stay on TCP.
+   * Whether {@code conf} asks for UCX ({@code dfs.client.rdma.enabled});
+   * false for a stand-in client without a configuration (Hadoop's tests
+   * mock DFSClient).
    */
-  public static UcxRuntime runtimeFor(Configuration conf, RdmaConf rdma) {
+  public static boolean asked(Configuration conf) {
+    return conf != null && conf.getBoolean(
+        HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY,
+        HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_DEFAULT);
+  }
+
+  /**
+   * Whether a client with {@code conf} writes over UCX, and through which
+   * runtime: it must ask ({@code dfs.client.rdma.enabled}), configure no
+   * protection UCX lacks, and UCX must be usable here. Each reason to stay
+   * on TCP is one WARN per JVM (rate-limited, {@link LogOnce}) and the
+   * outcome its pipelines are counted under.
+   *
+   * @param conf the client's configuration, or null ({@link #asked})
+   */
+  public static Start start(Configuration conf) {
+    if (!asked(conf)) {
+      return Start.NOT_ASKED;
+    }
+    if (RdmaConf.transferProtected(conf)) {
+      LogOnce.warn("client-protection", "hdfs-rdma: writes stay on TCP: "
+          + RdmaConf.TRANSFER_PROTECTED_REASON);
+      return Start.tcp(PipelineOutcome.TCP_PROTECTED);
+    }
+    RdmaConf rdma = new RdmaConf(conf);
     if (rdma.distribution() == DistributionMode.TCP) {
-      return null;
+      LogOnce.info("client-distribution-tcp", "hdfs-rdma: writes use"
+          + " Hadoop's TCP pipeline: "
+          + HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_DISTRIBUTION_KEY + " is tcp");
+      return Start.tcp(PipelineOutcome.TCP_POLICY);
     }
     UcxRuntime running = UcxRuntime.current();
     if (running != null) {
-      return running; // a DataNode or an earlier stream started it
+      return new Start(rdma, running, null); // a DataNode or earlier stream
     }
     String notNow = DistributionPolicy.reasonNotToStart(rdma);
     if (notNow != null) {
-      LogOnce.info("client-not-started", "hdfs-rdma: UCX not started,"
+      LogOnce.warn("client-not-started", "hdfs-rdma: UCX not started,"
           + " writes use Hadoop's TCP pipeline: " + notNow);
-      return null;
+      return Start.tcp(PipelineOutcome.TCP_POLICY);
     }
     try {
-      return UcxRuntime.get(conf);
+      return new Start(rdma, UcxRuntime.get(conf), null);
     } catch (UcxUnavailableException e) {
       LogOnce.warn("client-unavailable", "hdfs-rdma: UCX unavailable,"
           + " writes stay on TCP: " + e.getMessage());
-      return null;
+      return Start.tcp(PipelineOutcome.TCP_UCX_UNAVAILABLE);
     }
   }
 }

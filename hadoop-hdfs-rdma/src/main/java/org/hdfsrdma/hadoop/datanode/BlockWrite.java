@@ -8,6 +8,7 @@ import java.util.List;
 
 import org.hdfsrdma.hadoop.conf.RdmaConf;
 import org.hdfsrdma.hadoop.protocol.CommitEntry;
+import org.hdfsrdma.hadoop.protocol.Decline;
 import org.hdfsrdma.hadoop.protocol.SessionIds;
 import org.hdfsrdma.hadoop.protocol.WriteRequest;
 import org.hdfsrdma.hadoop.util.LogOnce;
@@ -52,6 +53,12 @@ public final class BlockWrite {
   private final byte[] tokenPassword;
   private final UcxBlockSession session;
   private List<CommitEntry> downstream = Collections.emptyList();
+  /** The mirror's decline, if its reply carried one. */
+  private Decline downstreamDecline;
+  /** The mirror's reply carried hdfs-rdma fields that do not parse. */
+  private boolean downstreamUnreadable;
+  /** Why the block did not commit, for the reply upstream, or null. */
+  private Decline decline;
   private PacketFetcher fetcher;
   private boolean committed;
 
@@ -103,6 +110,16 @@ public final class BlockWrite {
         generationStamp, tokenPassword, session);
   }
 
+  /**
+   * The reason a DataNode that could not begin an offered block
+   * ({@link #begin} returned null) gives upstream.
+   */
+  public static Decline.Reason declinedBecause(UcxDataNode dataNode) {
+    return dataNode == null ? Decline.Reason.OFF
+        : dataNode.conf().transferProtected() ? Decline.Reason.PROTECTED
+        : Decline.Reason.REFUSED;
+  }
+
   /** Why this DataNode cannot serve the offered block over UCX, or null. */
   private static String refusal(WriteRequest request,
       UcxDataNode dataNode) {
@@ -135,8 +152,9 @@ public final class BlockWrite {
   }
 
   /** The mirror's commit list, as its reply carried it. */
-  public void downstream(List<CommitEntry> commits) {
+  public void downstream(List<CommitEntry> commits, Decline declined) {
     downstream = commits;
+    downstreamDecline = declined;
   }
 
   /** The mirror's reply carried a commit list that does not parse. */
@@ -144,6 +162,7 @@ public final class BlockWrite {
     BAD_COMMITS.warn("hdfs-rdma: malformed commit list from the mirror of "
         + session.description() + ": " + e.getMessage());
     downstream = Collections.emptyList();
+    downstreamUnreadable = true;
   }
 
   /**
@@ -173,6 +192,12 @@ public final class BlockWrite {
     }
     if (why != null) {
       LOG.debug("hdfs-rdma: {} on TCP: {}", session.description(), why);
+      decline = downstreamDecline != null ? downstreamDecline
+          // A mirror that answered with neither runs no hdfs-rdma.
+          : whyNot == null && downstream.isEmpty() && targets.length > 0
+              ? new Decline(targets[0], downstreamUnreadable
+                  ? Decline.Reason.REFUSED : Decline.Reason.STOCK)
+          : new Decline(self, Decline.Reason.REFUSED);
       close();
       return null;
     }
@@ -193,6 +218,14 @@ public final class BlockWrite {
     }
     committed = true;
     return entries;
+  }
+
+  /**
+   * Why the block did not commit ({@link #commit} returned null): the
+   * mirror's decline passed up, or this DataNode's own.
+   */
+  public Decline decline() {
+    return decline;
   }
 
   /** The block's packet source once committed, else null. */

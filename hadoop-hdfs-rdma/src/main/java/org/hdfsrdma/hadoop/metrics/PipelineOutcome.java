@@ -29,7 +29,31 @@ public enum PipelineOutcome {
    * UCX could not send a descriptor (an endpoint error, or none taken in
    * the send timeout).
    */
-  FELL_BACK_CLIENT("pipelines-fell-back-client", "PipelinesFellBackClient");
+  FELL_BACK_CLIENT("pipelines-fell-back-client", "PipelinesFellBackClient"),
+  /** TCP: a DataNode of the pipeline runs no hdfs-rdma (stock, no agent). */
+  TCP_STOCK_DATANODE("pipelines-tcp-stock-datanode",
+      "PipelinesTcpStockDataNode"),
+  /** TCP: a DataNode's UCX side is off (its setting, or UCX unavailable). */
+  TCP_DATANODE_OFF("pipelines-tcp-datanode-off", "PipelinesTcpDataNodeOff"),
+  /** TCP: a DataNode refused the block (limits, a later release). */
+  TCP_DATANODE_REFUSED("pipelines-tcp-datanode-refused",
+      "PipelinesTcpDataNodeRefused"),
+  /** TCP: UCX cannot start in this JVM. */
+  TCP_UCX_UNAVAILABLE("pipelines-tcp-ucx-unavailable",
+      "PipelinesTcpUcxUnavailable"),
+  /**
+   * TCP: data-transfer encryption or SASL integrity/privacy is configured
+   * here or on a DataNode.
+   */
+  TCP_PROTECTED("pipelines-tcp-protected", "PipelinesTcpProtected"),
+  /** TCP: an erasure-coded file's stream (the path is for replicas). */
+  TCP_ERASURE_CODED("pipelines-tcp-erasure-coded",
+      "PipelinesTcpErasureCoded"),
+  /**
+   * TCP by this client's settings: {@code dfs.client.rdma.distribution}
+   * tcp, or no RDMA device and no DataNode serving UCX on this host.
+   */
+  TCP_POLICY("pipelines-tcp-policy", "PipelinesTcpPolicy");
 
   private final String label;
   private final String metric;

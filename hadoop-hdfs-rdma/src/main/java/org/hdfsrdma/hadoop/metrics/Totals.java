@@ -60,7 +60,7 @@ public final class Totals {
         .append(" rejected-messages=").append(jvm.rejectedMessages())
         .append(" queued-sends=").append(jvm.queuedSends())
         .append(" striped-streamers-over-tcp=")
-        .append(UcxJvmMetrics.stripedStreamersOverTcp());
+        .append(ClientOutcomes.stripedStreamersOverTcp());
     for (PipelineOutcome o : PipelineOutcome.values()) {
       b.append(' ').append(o.label()).append('=').append(jvm.pipelines(o));
     }

@@ -42,11 +42,6 @@ public final class UcxJvmMetrics implements MetricsSource {
   /** The metrics2 source and record name, the JMX bean's {@code name=}. */
   public static final String SOURCE_NAME = "HdfsRdma";
 
-  /**
-   * Striped streamers left on TCP, JVM-wide: counted when the stream is
-   * built, which may be before (or without) any UCX runtime.
-   */
-  private static final AtomicLong STRIPED_STREAMERS = new AtomicLong();
 
   /** Slot counters of a client stream, by index. */
   public static final int SENT_BYTES = 0;
@@ -103,15 +98,9 @@ public final class UcxJvmMetrics implements MetricsSource {
   private final MutableCounterLong queuedSends = registry.newCounter(
       "QueuedSends", "Descriptor sends that waited for room in a DataNode's"
           + " UCX receive queue", 0L);
-  private final MutableCounterLong stripedStreamersOverTcp =
-      registry.newCounter("StripedStreamersOverTcp", "DataStreamers of"
-          + " erasure-coded (striped) files this JVM left on Hadoop's TCP"
-          + " path", 0L);
   private final MutableCounterLong clientConnects = registry.newCounter(
       "ClientConnects", "UCX connections this JVM's clients opened to"
           + " DataNodes", 0L);
-  private final MutableCounterLong[] pipelineCounters =
-      new MutableCounterLong[pipelines.length];
   private final MutableCounterLong rejectedMessages = registry.newCounter(
       "RejectedMessages", "UCX messages this JVM's DataNodes refused"
           + " (malformed, forged, stale, for no open session)", 0L);
@@ -174,8 +163,6 @@ public final class UcxJvmMetrics implements MetricsSource {
     this.clientTimes = clientTimes;
     for (PipelineOutcome o : PipelineOutcome.values()) {
       pipelines[o.ordinal()] = new AtomicLong();
-      pipelineCounters[o.ordinal()] = registry.newCounter(o.metric(),
-          "Client pipelines that ended up " + o.label(), 0L);
     }
     this.rates = clientTimes == null ? null
         : new PhaseRates(registry, clientTimes, true);
@@ -210,27 +197,19 @@ public final class UcxJvmMetrics implements MetricsSource {
     return perPacket.open();
   }
 
-  /** Counts a client pipeline by what became of it. */
+  /**
+   * Counts a client pipeline by what became of it: for this runtime (the
+   * totals line) and for the JVM ({@link ClientOutcomes}, which publishes
+   * the counts).
+   */
   public void countPipeline(PipelineOutcome outcome) {
     pipelines[outcome.ordinal()].incrementAndGet();
+    ClientOutcomes.count(outcome);
   }
 
-  /** Client pipelines this JVM set up with that outcome. */
+  /** Client pipelines this runtime set up with that outcome. */
   public long pipelines(PipelineOutcome outcome) {
     return pipelines[outcome.ordinal()].get();
-  }
-
-  /**
-   * A DataStreamer of an erasure-coded file was left on Hadoop's TCP
-   * path; returns how many this JVM has left so far.
-   */
-  public static long countStripedStreamer() {
-    return STRIPED_STREAMERS.incrementAndGet();
-  }
-
-  /** DataStreamers of erasure-coded files this JVM left on TCP. */
-  public static long stripedStreamersOverTcp() {
-    return STRIPED_STREAMERS.get();
   }
 
   /** Data bytes this JVM's clients sent as descriptors. */
@@ -264,11 +243,7 @@ public final class UcxJvmMetrics implements MetricsSource {
       boolean all) {
     Sources.advance(dataBytesSent, dataBytesSent());
     Sources.advance(queuedSends, queuedSends());
-    Sources.advance(stripedStreamersOverTcp, stripedStreamersOverTcp());
     Sources.advance(clientConnects, gauges.clientConnects());
-    for (PipelineOutcome o : PipelineOutcome.values()) {
-      Sources.advance(pipelineCounters[o.ordinal()], pipelines(o));
-    }
     Sources.advance(strayMessages, gauges.strayMessages());
     Sources.advance(callbackFailures, gauges.callbackFailures());
     ServerGauges s = server;

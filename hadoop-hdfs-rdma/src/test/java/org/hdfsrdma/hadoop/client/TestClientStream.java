@@ -107,7 +107,7 @@ public class TestClientStream {
         BLOCK, STAMP, request.getPacketSize(), 128, 64, "the test block");
     stream.committed(Collections.singletonList(new CommitEntry(DN,
         runtime.workerAddress(), HostIdentity.uid(), HostIdentity.hostId(),
-        0, runtime.sharedMemoryProfile())));
+        0, runtime.sharedMemoryProfile())), null);
     assertTrue("every node committed: the pipeline moves over UCX",
         stream.isActive());
 

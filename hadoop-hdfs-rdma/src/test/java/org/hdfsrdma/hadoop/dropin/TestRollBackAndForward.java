@@ -19,6 +19,8 @@ import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.hdfs.DistributedFileSystem;
+import org.hdfsrdma.hadoop.metrics.ClientOutcomes;
+import org.hdfsrdma.hadoop.metrics.PipelineOutcome;
 import org.junit.After;
 import org.junit.Test;
 
@@ -127,6 +129,8 @@ public class TestRollBackAndForward {
         writer.awaitMore(2);
         long ucxBefore = cluster.fetched();
         assertTrue("UCX carried the first files", ucxBefore > 0);
+        long stockBefore = ClientOutcomes.pipelines(
+            PipelineOutcome.TCP_STOCK_DATANODE);
 
         for (int i = 0; i < DATANODES; i++) {
           cluster.restartDataNode(i, false);
@@ -135,6 +139,9 @@ public class TestRollBackAndForward {
         assertTrue("no DataNode serves UCX once all are stock",
             cluster.beans().isEmpty());
         writer.awaitMore(2);
+        assertTrue("the client counts pipelines through stock DataNodes",
+            ClientOutcomes.pipelines(PipelineOutcome.TCP_STOCK_DATANODE)
+                > stockBefore);
 
         for (int i = 0; i < DATANODES; i++) {
           cluster.restartDataNode(i, true);

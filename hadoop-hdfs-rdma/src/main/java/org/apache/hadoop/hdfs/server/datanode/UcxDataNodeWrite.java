@@ -18,12 +18,14 @@ import org.apache.hadoop.hdfs.security.token.block.BlockTokenIdentifier;
 import org.apache.hadoop.net.SocketInputStream;
 import org.apache.hadoop.security.token.Token;
 import org.hdfsrdma.hadoop.compat.CommitListField;
+import org.hdfsrdma.hadoop.compat.DeclineField;
 import org.hdfsrdma.hadoop.compat.WriteBlockOpPeek;
 import org.hdfsrdma.hadoop.compat.WriteBlockOpRewriter;
 import org.hdfsrdma.hadoop.datanode.BlockWrite;
 import org.hdfsrdma.hadoop.datanode.DataNodeStart;
 import org.hdfsrdma.hadoop.datanode.UcxDataNode;
 import org.hdfsrdma.hadoop.protocol.CommitEntry;
+import org.hdfsrdma.hadoop.protocol.Decline;
 import org.hdfsrdma.hadoop.protocol.WriteRequest;
 import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.slf4j.Logger;
@@ -49,6 +51,8 @@ public final class UcxDataNodeWrite {
   private final ReadableByteChannel socket;
   /** The block's UCX side once its session is open, else null. */
   private BlockWrite write;
+  /** Why this DataNode could not open the offered block, or null. */
+  private Decline declined;
 
   private UcxDataNodeWrite(WriteRequest request, ReadableByteChannel socket) {
     this.request = request;
@@ -123,11 +127,14 @@ public final class UcxDataNodeWrite {
     if (request == null || !receivingFromClient) {
       return;
     }
-    write = BlockWrite.begin(request, UcxDataNode.of(dataNode),
-        dataNode.getDisplayName(),
-        dataNode.getDatanodeId().getXferAddr(), block.toString(),
-        block.getBlockPoolId(), block.getBlockId(), generationStamp,
-        token.getPassword());
+    UcxDataNode ucx = UcxDataNode.of(dataNode);
+    String self = dataNode.getDatanodeId().getXferAddr();
+    write = BlockWrite.begin(request, ucx, dataNode.getDisplayName(), self,
+        block.toString(), block.getBlockPoolId(), block.getBlockId(),
+        generationStamp, token.getPassword());
+    if (write == null) {
+      declined = new Decline(self, BlockWrite.declinedBecause(ucx));
+    }
   }
 
   /** The stream the op goes to the mirror on, offering UCX if we can. */
@@ -142,7 +149,8 @@ public final class UcxDataNodeWrite {
       return;
     }
     try {
-      write.downstream(CommitListField.commitsOf(ack));
+      write.downstream(CommitListField.commitsOf(ack),
+          DeclineField.declineOf(ack));
     } catch (IOException e) {
       write.downstreamUnreadable(e);
     }
@@ -152,8 +160,8 @@ public final class UcxDataNodeWrite {
    * Commits to UCX when this DataNode and exactly the DataNodes behind it
    * ({@code targets}) can, switching {@code receiver} to read packets over
    * UCX, and returns the reply builder with the commit list; otherwise
-   * returns the reply unchanged (TCP). Counts a client's block that stays
-   * on TCP at a DataNode serving UCX.
+   * returns it with why not (a {@link Decline}: TCP). Counts a client's
+   * block that stays on TCP at a DataNode serving UCX.
    */
   public BlockOpResponseProto.Builder commit(
       BlockOpResponseProto.Builder reply, Status status,
@@ -164,7 +172,8 @@ public final class UcxDataNodeWrite {
       if (dn != null) {
         dn.metrics().countBlock(false);
       }
-      return reply;
+      return declined == null ? reply
+          : DeclineField.withDecline(reply, declined);
     }
     String whyNot = status != Status.SUCCESS ? "the mirror failed"
         : receiver == null ? "no receiver" : null;
@@ -178,7 +187,8 @@ public final class UcxDataNodeWrite {
       if (receiver != null) {
         write.dataNode().metrics().countBlock(false);
       }
-      return reply;
+      Decline d = write.decline();
+      return d == null ? reply : DeclineField.withDecline(reply, d);
     }
     receiver.setPacketReceiver(new UcxPacketReceiver(write.fetcher(),
         receiver));
