@@ -27,7 +27,10 @@ STATS_BLOCKS_OVER_TCP = "blocks-over-tcp"
 # Keys of a client's totals line counting its pipelines that went over
 # TCP although UCX was on (--apps fails a ucx batch with any).
 STATS_TCP_PIPELINES = ("pipelines-tcp-emulated-gets",
-                       "pipelines-tcp-unreachable")
+                       "pipelines-tcp-unreachable",
+                       "pipelines-tcp-stock-datanode",
+                       "pipelines-tcp-datanode-off",
+                       "pipelines-tcp-datanode-refused")
 
 # The bean's attributes in the counters of Hdfs.dn_counters are
 # PREFIX + attribute.

@@ -27,7 +27,6 @@ import org.hdfsrdma.hadoop.datanode.UcxDataNode;
 import org.hdfsrdma.hadoop.protocol.CommitEntry;
 import org.hdfsrdma.hadoop.protocol.Decline;
 import org.hdfsrdma.hadoop.protocol.WriteRequest;
-import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -96,15 +95,16 @@ public final class UcxDataNodeWrite {
 
   /**
    * Reads the UCX offer of the op about to be processed, leaving the stream
-   * where it was. Never throws: a DataNode without UCX, or an op without an
-   * offer, gets an inert instance.
+   * where it was. Never throws: an op without an offer gets an inert
+   * instance. Read also where this DataNode serves no UCX, so that it can
+   * tell the client why ({@link Decline}).
    *
    * @param peer the connection the op came on; its socket is watched while
    *     the block waits for descriptors
    */
   public static UcxDataNodeWrite peek(Op op, DataInputStream in, Peer peer) {
     WriteRequest request = null;
-    if (op == Op.WRITE_BLOCK && UcxRuntime.current() != null) {
+    if (op == Op.WRITE_BLOCK) {
       try {
         request = WriteBlockOpPeek.peekWriteRequest(in);
       } catch (IOException e) {
