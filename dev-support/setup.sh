@@ -1,8 +1,19 @@
 #!/usr/bin/env bash
 # Installs everything hdfs-rdma needs on Debian 12 (UCX from Debian, JDK 17,
-# Maven, CMake, a C compiler) and builds every module (Java and native).
+# Maven, CMake, a C compiler) and builds every module (Java and native),
+# then fetches what only the tests use (Spark from PyPI, a Java 11, a
+# second UCX release), outside the repository. With --build-only it
+# builds the drop-in jar alone (what dev-support/release.sh packs) and
+# fetches nothing for the tests.
 # Run as root or with sudo available. Safe to run again.
 set -euo pipefail
+
+build_only=0
+case "${1:-}" in
+  "") ;;
+  --build-only) build_only=1 ;;
+  *) echo "usage: setup.sh [--build-only]" >&2; exit 2 ;;
+esac
 
 here="$(cd "$(dirname "$0")/.." && pwd)"
 sudo_cmd=""
@@ -22,6 +33,11 @@ $sudo_cmd apt-get install -y -q --no-install-recommends \
 . "$here/dev-support/java-env.sh"
 ucx_info -v | head -1
 cd "$here"
+if [ "$build_only" = 1 ]; then
+  mvn -B -ntp -DskipTests -pl hadoop-hdfs-rdma -am package
+  ls hadoop-hdfs-rdma/target/hadoop-hdfs-rdma-*-dropin.jar
+  exit 0
+fi
 mvn -B -ntp -DskipTests install
 # Spark as PyPI publishes it, for the drop-in tests (outside the repository).
 dev-support/pyspark.sh
