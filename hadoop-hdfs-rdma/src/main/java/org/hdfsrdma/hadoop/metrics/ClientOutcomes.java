@@ -31,7 +31,6 @@ public final class ClientOutcomes implements MetricsSource {
   private final AtomicLongArray counts =
       new AtomicLongArray(PipelineOutcome.values().length);
   private final AtomicLong stripedStreamers = new AtomicLong();
-  private volatile boolean registered;
 
   private final MetricsRegistry registry = new MetricsRegistry(SOURCE_NAME)
       .setContext("dfs");
@@ -75,15 +74,13 @@ public final class ClientOutcomes implements MetricsSource {
     return JVM.stripedStreamers.get();
   }
 
+  /**
+   * Publishes this source unless the metrics system holds it: also after
+   * the system was shut down and started again (a DataNode restarted in
+   * the same JVM), which drops every source. Once per pipeline set-up.
+   */
   private void registerOnce() {
-    if (!registered) {
-      synchronized (this) {
-        if (!registered) {
-          registered = true;
-          Sources.register(SOURCE_NAME, this);
-        }
-      }
-    }
+    Sources.register(SOURCE_NAME, this);
   }
 
   @Override
