@@ -47,7 +47,7 @@ excluded="$(property hadoop.tests.stock-failures)"
 [ "$mode" = ucx ] && excluded="$excluded,$(property hadoop.tests.ucx-exclusions)"
 if [ "$mode" = project ]; then
   classes=TestUcxWritePath,TestUcxWritePathScenarios,TestErasureCodedWrites
-  classes=$classes,TestMapReduceOverUcx
+  classes=$classes,TestFallbackWarnings,TestMapReduceOverUcx
   excluded=
 fi
 tests="${3:-$classes${excluded:+,$excluded}}"

@@ -124,7 +124,8 @@ phase "Hadoop lines and the UCX leg, three lanes"
 #     release by dev-support/hadoop-tests-baseline.sh, not rerun here;
 #   - hdfs-rdma's own write-path tests on the release's jars (2.9's run in
 #     the Maven build, with the rest of the project's tests): erasure-coded
-#     writes on the Hadoop 3 lines, and on the 3.4 line a MapReduce job on
+#     writes and the fallback warnings on the Hadoop 3 lines, and on the
+#     3.4 line a MapReduce job on
 #     that release's YARN (2.9's is in the drop-in suite; a minute and a
 #     half each, so one Hadoop 3 line).
 lines="$(dev-support/releases.sh lines)"
@@ -133,7 +134,9 @@ put_file=target/put-test-file
 head -c $((20 * 1024 * 1024 + 17)) /dev/urandom > "$put_file"
 line_tests() { # release
   local project=TestUcxWritePath,TestUcxWritePathScenarios status=0
-  case "$1" in 3.*) project=$project,TestErasureCodedWrites ;; esac
+  case "$1" in
+    3.*) project=$project,TestErasureCodedWrites,TestFallbackWarnings ;;
+  esac
   case "$1" in 3.4.*) project=$project,TestMapReduceOverUcx ;; esac
   echo "put.sh --hadoop $1:"
   dev-support/put.sh --hadoop "$1" "$put_file" || status=1

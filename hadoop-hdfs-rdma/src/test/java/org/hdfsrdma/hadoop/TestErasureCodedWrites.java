@@ -16,20 +16,19 @@ import org.apache.hadoop.hdfs.DFSConfigKeys;
 import org.apache.hadoop.hdfs.DFSTestUtil;
 import org.apache.hadoop.hdfs.DistributedFileSystem;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
-import org.apache.hadoop.metrics2.AbstractMetric;
-import org.apache.hadoop.metrics2.MetricsRecord;
-import org.apache.hadoop.metrics2.impl.MetricsCollectorImpl;
-import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
+import org.apache.hadoop.test.GenericTestUtils;
 import org.apache.hadoop.util.Tool;
 import org.apache.hadoop.util.ToolRunner;
 import org.apache.hadoop.util.VersionInfo;
 import org.hdfsrdma.hadoop.metrics.ClientOutcomes;
 import org.hdfsrdma.hadoop.metrics.PipelineOutcome;
 import org.hdfsrdma.hadoop.runtime.UcxRuntime;
+import org.hdfsrdma.hadoop.util.LogOnce;
 import org.hdfsrdma.ucx.UcxLibrary;
 import org.junit.After;
 import org.junit.Before;
 import org.junit.Test;
+import org.slf4j.LoggerFactory;
 
 /**
  * Erasure-coded files (Hadoop 3) are written by one {@code
@@ -92,21 +91,6 @@ public class TestErasureCodedWrites {
     return out.toString();
   }
 
-  /** A counter of this JVM's HdfsRdma source, as a snapshot reads it. */
-  private static long published(String name) {
-    MetricsCollectorImpl collector = new MetricsCollectorImpl();
-    DefaultMetricsSystem.instance().getSource(ClientOutcomes.SOURCE_NAME)
-        .getMetrics(collector, true);
-    for (MetricsRecord record : collector.getRecords()) {
-      for (AbstractMetric metric : record.metrics()) {
-        if (metric.name().equals(name)) {
-          return metric.value().longValue();
-        }
-      }
-    }
-    throw new AssertionError("no metric " + name);
-  }
-
   private byte[] write(Path path, int size, long seed) throws Exception {
     byte[] data = new byte[size];
     new Random(seed).nextBytes(data);
@@ -135,7 +119,20 @@ public class TestErasureCodedWrites {
     long streamers = ClientOutcomes.stripedStreamersOverTcp();
     long pipelines = ClientOutcomes.pipelines(
         PipelineOutcome.TCP_ERASURE_CODED);
-    byte[] data = write(striped, 5 * CELL + 3, 2);
+    LogOnce.forgetAll();
+    GenericTestUtils.LogCapturer warnings =
+        GenericTestUtils.LogCapturer.captureLogs(
+            LoggerFactory.getLogger(LogOnce.class));
+    byte[] data;
+    try {
+      data = write(striped, 5 * CELL + 3, 2);
+    } finally {
+      warnings.stopCapturing();
+    }
+    assertEquals("one WARN for the three streamers: " + warnings.getOutput(),
+        1, TestFallbackWarnings.count(warnings.getOutput(),
+            "StripedDataStreamer streams (erasure-coded files) write over"
+            + " TCP"));
     assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs, striped));
     assertEquals(POLICY, ec("-getPolicy", "-path", striped.toString())
         .trim());
@@ -150,7 +147,7 @@ public class TestErasureCodedWrites {
         ClientOutcomes.pipelines(PipelineOutcome.TCP_ERASURE_CODED)
             - pipelines >= STREAMERS);
     assertEquals("the JVM's metrics source counts them too",
-        ClientOutcomes.stripedStreamersOverTcp(), published(
+        ClientOutcomes.stripedStreamersOverTcp(), UcxCounters.clientMetric(
             "StripedStreamersOverTcp"));
 
     // The same client's next replicated file is on UCX again.

@@ -5,6 +5,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
+import org.apache.hadoop.metrics2.AbstractMetric;
+import org.apache.hadoop.metrics2.MetricsRecord;
+import org.apache.hadoop.metrics2.impl.MetricsCollectorImpl;
+import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
+import org.hdfsrdma.hadoop.metrics.ClientOutcomes;
 import org.hdfsrdma.hadoop.metrics.UcxDataNodeMetrics;
 import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 
@@ -13,7 +18,8 @@ import org.hdfsrdma.hadoop.runtime.UcxRuntime;
  * counted, read from their metrics sources ({@link UcxDataNodeMetrics}):
  * totals over all of them, and per DataNode by its display name
  * (host:port, which is the transfer address in a MiniDFSCluster). Zero
- * when no runtime runs; a new runtime starts from zero.
+ * when no runtime runs; a new runtime starts from zero. And what this
+ * JVM's clients counted, as its metrics source publishes it.
  */
 public final class UcxCounters {
 
@@ -93,5 +99,24 @@ public final class UcxCounters {
   /** Data bytes each DataNode fetched over UCX, by host:port. */
   public static Map<String, Long> dataBytesFetchedByDataNode() {
     return byDataNode(UcxDataNodeMetrics.FETCHED_BYTES);
+  }
+
+  /**
+   * A counter of this JVM's client source ({@link ClientOutcomes}), as a
+   * metrics snapshot reads it.
+   */
+  public static long clientMetric(String name) {
+    MetricsCollectorImpl collector = new MetricsCollectorImpl();
+    DefaultMetricsSystem.instance().getSource(ClientOutcomes.SOURCE_NAME)
+        .getMetrics(collector, true);
+    for (MetricsRecord record : collector.getRecords()) {
+      for (AbstractMetric metric : record.metrics()) {
+        if (metric.name().equals(name)) {
+          return metric.value().longValue();
+        }
+      }
+    }
+    throw new AssertionError("no metric " + name + " in "
+        + ClientOutcomes.SOURCE_NAME);
   }
 }

@@ -79,7 +79,7 @@ public final class UcxClients {
     }
     RdmaConf rdma = new RdmaConf(conf);
     if (rdma.distribution() == DistributionMode.TCP) {
-      LogOnce.info("client-distribution-tcp", "hdfs-rdma: writes use"
+      LogOnce.warn("client-distribution-tcp", "hdfs-rdma: writes use"
           + " Hadoop's TCP pipeline: "
           + HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_DISTRIBUTION_KEY + " is tcp");
       return Start.tcp(PipelineOutcome.TCP_POLICY);

@@ -102,6 +102,11 @@ public final class LogOnce {
     SEEN.remove(key);
   }
 
+  /** Lets every key's message be logged again at once (tests). */
+  public static void forgetAll() {
+    SEEN.clear();
+  }
+
   /** The keys remembered now (tests). */
   static int keys() {
     return SEEN.size();
