@@ -32,8 +32,10 @@ import org.slf4j.LoggerFactory;
  * asked for UCX: one WARN per reason per JVM, however many pipelines the
  * reason holds back, naming the reason (and the DataNode, when one
  * declined), and each such pipeline counted under its outcome in the
- * JVM's {@code HdfsRdmaClient} metrics source. Each case writes two files
- * and checks that every byte arrived over TCP. The other reasons are
+ * JVM's {@code HdfsRdmaClient} metrics source: protection or TCP
+ * distribution configured on the client, a DataNode with UCX off, a
+ * DataNode that requires protection. Each case writes two files and
+ * checks that every byte arrived over TCP. The other reasons are
  * checked where they can be produced: a stock DataNode and a client
  * without UCX libraries in {@code TestUcxMultiProcessCluster},
  * erasure-coded files in {@code TestErasureCodedWrites}.
@@ -141,6 +143,18 @@ public class TestFallbackWarnings {
         HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_DISTRIBUTION_KEY + " is tcp");
   }
 
+  /**
+   * Adds a fourth DataNode whose configuration differs in {@code key};
+   * returns it. Pipelines of replication 4 hold it.
+   */
+  private DataNode startDataNode(String key, String value) throws Exception {
+    Configuration conf = new Configuration(cluster.getConfiguration(0));
+    conf.set(key, value);
+    cluster.startDataNodes(conf, 1, true, null, null);
+    cluster.waitActive();
+    return cluster.getDataNodes().get(3);
+  }
+
   @Test(timeout = 120_000)
   public void testDataNodeWithUcxOffIsNamed() throws Exception {
     // The same client writes over UCX while its pipelines hold only
@@ -154,15 +168,24 @@ public class TestFallbackWarnings {
     assertEquals(warnings.getOutput(), 0,
         count(warnings.getOutput(), "over TCP"));
 
-    Configuration off = new Configuration(cluster.getConfiguration(0));
-    off.setBoolean(HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ENABLED_KEY, false);
-    cluster.startDataNodes(off, 1, true, null, null);
-    cluster.waitActive();
-    DataNode ucxOff = cluster.getDataNodes().get(3);
+    DataNode ucxOff = startDataNode(
+        HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ENABLED_KEY, "false");
     String log = twoFilesOverTcp(client(), 4,
         PipelineOutcome.TCP_DATANODE_OFF,
         "counted as " + PipelineOutcome.TCP_DATANODE_OFF.metric());
     assertTrue("the WARN names the DataNode: " + log,
         log.contains(ucxOff.getDatanodeId().getXferAddr()));
+  }
+
+  @Test(timeout = 120_000)
+  public void testDataNodeRequiringProtectionIsNamed() throws Exception {
+    // Without Kerberos, Hadoop skips the SASL handshake and transfers in
+    // the clear; the DataNode still declines UCX for what it is told.
+    DataNode protectedOne = startDataNode("dfs.data.transfer.protection",
+        "integrity");
+    String log = twoFilesOverTcp(client(), 4, PipelineOutcome.TCP_PROTECTED,
+        "counted as " + PipelineOutcome.TCP_PROTECTED.metric());
+    assertTrue("the WARN names the DataNode: " + log,
+        log.contains(protectedOne.getDatanodeId().getXferAddr()));
   }
 }
