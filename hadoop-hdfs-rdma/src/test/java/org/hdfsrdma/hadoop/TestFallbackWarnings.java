@@ -37,6 +37,10 @@ import org.slf4j.LoggerFactory;
  * checked where they can be produced: a stock DataNode and a client
  * without UCX libraries in {@code TestUcxMultiProcessCluster},
  * erasure-coded files in {@code TestErasureCodedWrites}.
+ *
+ * <p>The reasons produced here: configured protection,
+ * {@code dfs.client.rdma.distribution=tcp}, and a DataNode with UCX off; each
+ * counts both pipelines under its {@code PipelinesTcp...} counter.
  */
 public class TestFallbackWarnings {
 
