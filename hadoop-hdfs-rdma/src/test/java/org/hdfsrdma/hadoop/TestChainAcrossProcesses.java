@@ -31,6 +31,10 @@ import org.slf4j.LoggerFactory;
  * each DataNode's own endpoint back to the one feeding it (UCX's tcp,
  * emulated gets allowed: the code path RDMA hardware takes). Each
  * DataNode's JMX bean shows whom it fetched from and what it offered.
+ *
+ * <p>Per DataNode's metrics: one fetched from the client and fed the next, one
+ * was fed and fed the next, one was fed and fed none; every landing buffer
+ * returns.
  */
 public class TestChainAcrossProcesses {
 

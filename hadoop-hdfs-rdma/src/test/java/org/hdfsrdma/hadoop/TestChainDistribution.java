@@ -43,6 +43,13 @@ import org.slf4j.LoggerFactory;
  * host; by get across hosts in TestChainAcrossProcesses), and the files
  * read back byte for byte, also after the middle DataNode of a chain
  * stopped in the middle of a block.
+ *
+ * <p>Five DataNodes. The shapes: chain at replication 3 and 5, hybrid with two
+ * feeders at 4 and 5, and a pipeline no longer than the feeders fans out. Every
+ * landing buffer returns with its ack; files of 0 bytes to 3 blocks; the
+ * DataNodes' measured ingest rate reaches the client in their commits; after
+ * the middle DataNode of a chain stopped, the buffers offered to it return
+ * after the get timeout.
  */
 public class TestChainDistribution {
 

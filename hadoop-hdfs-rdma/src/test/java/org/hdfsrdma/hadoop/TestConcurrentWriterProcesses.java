@@ -33,6 +33,10 @@ import org.junit.Test;
  * MiB). Every writer must exit normally with its file intact and carried
  * by UCX, and the writers must have met full queues (their
  * {@code queued-sends}), or the test did not exercise what it is about.
+ *
+ * <p>Six {@code hdfs dfs -put} JVMs write 48 MiB each at once to three DataNode
+ * JVMs, every JVM with shared-memory receive queues of 16 messages; UCX carries
+ * every replica, and no JVM writes a crash report.
  */
 public class TestConcurrentWriterProcesses {
 

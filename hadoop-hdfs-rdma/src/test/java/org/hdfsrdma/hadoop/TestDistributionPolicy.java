@@ -47,6 +47,12 @@ import org.slf4j.LoggerFactory;
 /**
  * {@code dfs.client.rdma.distribution}: which pipelines fan out by get, and
  * whether a client JVM starts UCX at all.
+ *
+ * <p>The lanes UCX reports decide which gets are one-sided (rc, dc, shared
+ * memory) and which emulated (tcp, ud, none). Two DataNode JVMs that only UCX's
+ * tcp reaches: in auto both files' pipelines stay on TCP (nothing fetched, no
+ * descriptor sent, counted as emulated-gets). Without RDMA devices or a local
+ * DataNode serving UCX, the client says so once.
  */
 public class TestDistributionPolicy {
 

@@ -38,6 +38,13 @@ import org.slf4j.LoggerFactory;
  * leave the replicated files of the same client on UCX. Runs on the Hadoop
  * 3 lines ({@code dev-support/hadoop-tests.sh RELEASE project}); Hadoop 2
  * has no erasure coding.
+ *
+ * <p>{@code hdfs ec} enables XOR-2-1 on a directory; a striped file written
+ * between two replicated ones reads back intact; its three streamers are
+ * counted in {@code StripedStreamersOverTcp} (also as the JVM's metrics source
+ * publishes it), its three internal blocks arrive over TCP, nothing is fetched
+ * by get, and the three streamers log one WARN; the replicated files before and
+ * after go over UCX.
  */
 public class TestErasureCodedWrites {
 

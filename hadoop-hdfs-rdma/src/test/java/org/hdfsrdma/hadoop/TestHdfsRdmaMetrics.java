@@ -78,6 +78,14 @@ import org.junit.Test;
  * properties file is found on the class path as a DataNode finds it in
  * its configuration directory, here through the context class loader, so
  * no file is left where other tests of this JVM would load it.
+ *
+ * <p>The file: 2 MiB + 4321 B at replication 3 (three 1 MiB blocks). The JVM's
+ * record: bytes sent = the size, three fan-out pipelines, nothing refused,
+ * pools idle, the client's phase rates with timers on. Each DataNode's record:
+ * data bytes fetched = the size, 3 replicas over UCX, none over TCP, a positive
+ * {@code ...NanosAvgTime} for the timed same-host phases, no get waits. JMX
+ * serves the JVM's source once and one source per DataNode, also on the
+ * DataNode's {@code /jmx} servlet with its {@code DataNode} tag.
  */
 public class TestHdfsRdmaMetrics {
 

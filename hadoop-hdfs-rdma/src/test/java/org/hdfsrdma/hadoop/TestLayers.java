@@ -28,6 +28,10 @@ import org.junit.Test;
  * Javadoc-only or unused import, or a fully qualified name, counts as the
  * dependency a reader sees; string literals do not. The order is read from
  * DESIGN.md's table, the one place it is written.
+ *
+ * <p>The check is checked too: a planted upward import, Javadoc reference,
+ * sideways import (within a row) and wildcard import are each found; a class
+ * name in a string literal is not.
  */
 public class TestLayers {
 

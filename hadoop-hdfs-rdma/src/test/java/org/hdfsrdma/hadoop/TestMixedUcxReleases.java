@@ -30,6 +30,11 @@ import org.junit.Test;
  * two must not exchange messages there: the pipeline stays on TCP, the
  * write succeeds and no JVM dies. The DataNodes then serve a client of
  * their own release over UCX, every byte.
+ *
+ * <p>Three DataNode JVMs on one release and an {@code hdfs dfs -put} JVM on the
+ * other, and the reverse (Debian's 1.13.1; 1.22.0 in the test command): the put
+ * goes over TCP, nothing is fetched, the client's log names both releases, and
+ * no JVM writes a crash report.
  */
 public class TestMixedUcxReleases {
 

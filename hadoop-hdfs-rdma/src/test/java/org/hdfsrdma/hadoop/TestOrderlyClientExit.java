@@ -24,11 +24,16 @@ import org.hdfsrdma.ucx.UcxLibrary;
 import org.junit.Test;
 
 /**
- * A client JVM that writes over UCX and exits normally leaves nothing
- * above DEBUG in the DataNodes' logs: task JVMs come and go by the
- * thousand, and a WARN per DataNode and exit buries the lines that matter.
+ * A client JVM that writes over UCX and exits normally leaves nothing at
+ * WARN or above, and no line of UCX's own, in the DataNodes' logs after
+ * its put: task JVMs come and go by the thousand, and a WARN per DataNode
+ * and exit buries the lines that matter.
  * The client is {@code hdfs dfs -put} (FsShell) in its own JVM; the
  * DataNodes are their own JVMs too.
+ *
+ * <p>Two DataNode JVMs, over shared memory, and over tcp allowed with endpoints
+ * back to the client: every replica came by UCX, and the DataNodes drop their
+ * connections to the client.
  */
 public class TestOrderlyClientExit {
 

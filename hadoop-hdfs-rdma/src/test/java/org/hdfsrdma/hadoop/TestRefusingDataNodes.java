@@ -34,6 +34,10 @@ import org.junit.Test;
  * DataNode asks the client to continue over TCP: the pipeline restarts
  * over TCP with the same three DataNodes, none marked bad, and every
  * byte arrives.
+ *
+ * <p>Three DataNode JVMs: the write completes with the same three DataNodes
+ * before and after, each holding every block; nothing is fetched over UCX, the
+ * fallbacks are counted on both sides, and no JVM writes a crash report.
  */
 public class TestRefusingDataNodes {
 

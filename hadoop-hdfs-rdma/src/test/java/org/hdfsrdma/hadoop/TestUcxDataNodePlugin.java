@@ -53,6 +53,13 @@ import org.junit.Test;
  * runtime and the JMX bean, which the DataNode's /jmx servlet serves with
  * what UCX carried; off, or where UCX is unusable or its libraries are
  * missing, it says why, starts nothing, and the DataNode writes over TCP.
+ *
+ * <p>This is the older plugin entry ({@code dfs.datanode.plugins}); the one
+ * switch is {@code TestDataNodeStart}'s. On, each DataNode's UCX side is found
+ * by its DataNode, its metrics source registered under its name and counting
+ * what UCX carried; off or unable, nothing starts (no runtime, no source). A
+ * DataNode's shutdown stops its plugin and withdraws its source; the runtime's
+ * shutdown withdraws the JVM's.
  */
 public class TestUcxDataNodePlugin {
 

@@ -49,6 +49,15 @@ import org.junit.runner.Description;
  * <p>Run after package (failsafe) with the deployed drop-in jar: this JVM
  * and every patched JVM it starts run Hadoop 2.9.2's jars with the jar as
  * {@code -javaagent:} and the UCX settings as -D options.
+ *
+ * <p>The victim is the middle DataNode of the pipeline, killed after 2 MiB of
+ * the block went over UCX. Without UCX: a DataNode JVM and an
+ * {@code hdfs dfs -put} JVM with an empty {@code libucp.so.0} first on
+ * {@code LD_LIBRARY_PATH} and {@code java.library.path}, each saying why in one
+ * line. Stock jars on either side: a DataNode JVM on the stock 2.9.2 jars
+ * (nothing of hdfs-rdma on its class path) in every pipeline of a patched
+ * client, and an {@code hdfs dfs -put} on the stock jars to the patched
+ * cluster, both over TCP, files intact.
  */
 public class TestUcxMultiProcessCluster {
 

@@ -36,6 +36,10 @@ import org.junit.Test;
  * default, every phase counted once per packet when on, the client's in
  * the JVM's metrics and each DataNode's in its own (how they reach sinks
  * and JMX: {@link TestHdfsRdmaMetrics}).
+ *
+ * <p>The phases: every same-host packet with bytes is timed once in copy,
+ * verify and disk (no get wait), every packet in the descriptor wait; the
+ * client's send and send-to-ack.
  */
 public class TestUcxPacketTimers {
 

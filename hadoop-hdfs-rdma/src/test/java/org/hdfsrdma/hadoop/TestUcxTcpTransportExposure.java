@@ -44,6 +44,10 @@ import org.slf4j.LoggerFactory;
  * connection protocol). This test shows the hazard is real on the UCX this
  * build runs with; when a UCX release stops dying here, it fails, and the
  * default deserves another look (DESIGN.md, "Threat model").
+ *
+ * <p>With {@code dfs.rdma.ucx.tls=tcp} and {@code dfs.rdma.ucx.allow-tcp=true},
+ * a put first works over UCX's tcp; then crafted connections to UCX's tcp port
+ * kill the DataNode JVM. The test fails if the DataNode survives 1,000 of them.
  */
 public class TestUcxTcpTransportExposure {
   private static final Logger LOG =

@@ -32,6 +32,11 @@ import org.slf4j.LoggerFactory;
  * came that way (none on the socket, none by get); the get path is tested
  * over tcp in TestUcxPacketReceiver and across hosts in
  * TestChainAcrossProcesses.
+ *
+ * <p>Three DataNodes, blocks of 1 MiB; files of 0 B, 1 B, 511 B, 512 B,
+ * 64 KiB - 1, 64 KiB + 1, one block and several blocks, at replication 1
+ * and 3: the DataNodes' counters of bytes fetched add up to size x
+ * replication.
  */
 public class TestUcxWritePath {
 

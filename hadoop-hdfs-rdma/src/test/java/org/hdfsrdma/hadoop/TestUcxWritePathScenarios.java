@@ -64,6 +64,24 @@ import org.slf4j.LoggerFactory;
  * UCX connection failing in the middle of a block, and aborted streams.
  * Where UCX carries the bytes, the DataNodes' counters of bytes fetched
  * prove it; where it must not, they prove it did not.
+ *
+ * <p>What each of the ten situations (one test each) proves besides the bytes
+ * read back: hflush and hsync, the flushed bytes fetched by all three DataNodes
+ * and visible to a reader, then an append, fsck healthy; eight concurrent
+ * writers, 3 x their total fetched, 3 replicas over UCX per block and none over
+ * TCP; a DataNode stopped in the middle of a block at replication 3, the write
+ * complete, fsck healthy, the recovered pipeline going on over UCX; a pipeline
+ * through a DataNode whose {@code dfs.datanode.rdma.enabled} is false, and a
+ * client without UCX: all TCP, nothing fetched, no descriptor sent, every
+ * replica counted over the socket, files intact; the client whose UCX reaches
+ * no DataNode ({@code dfs.rdma.ucx.tls} tcp, with
+ * {@code dfs.rdma.ucx.allow-tcp}): every replica of both its files over the
+ * socket and no UCX message reaching the DataNodes; the client's UCX connection
+ * closed in the middle of a block: the file intact, fsck healthy; DataNodes
+ * refusing the client's second region in the middle of a block (a per-block
+ * region limit of 1) ask for TCP with the fallback ack; four aborted streams
+ * ({@code closeAllFilesBeingWritten(true)}) give every registered buffer back
+ * (the pool's metrics, {@code assertNoLeaks}).
  */
 public class TestUcxWritePathScenarios {
 

@@ -26,6 +26,8 @@ import org.junit.Test;
  * A writing client's checksums: the JDK's CRC32C gives Hadoop's values,
  * output streams use it for CRC32C files, and the DataNodes (which verify
  * every chunk with Hadoop's own code) accept what it wrote.
+ *
+ * <p>Patch 0005 (DFSOutputStream). Other checksum types keep Hadoop's own.
  */
 public class TestUcxClientChecksums {
 

@@ -8,6 +8,11 @@ import java.util.List;
 
 import org.junit.Test;
 
+/**
+ * The Hadoop releases the agent accepts: every release the jar lists
+ * ({@code patches/releases.txt}; the test names 2.9.1, 2.9.2 and 2.10.2)
+ * is accepted, and others (2.9.0, 3.2.4) are refused with a reason.
+ */
 public class TestHadoopVersionCheck {
 
   @Test

@@ -39,6 +39,9 @@ import org.junit.Test;
  * DataNode reads (directly, same host); and its per-packet send path
  * allocates nothing: over 1,000 packets the sending thread's allocated
  * bytes (the JVM's own count) stay within a small constant per packet.
+ *
+ * <p>3,000 packets, every one read back by the DataNode; the allocation is
+ * measured over the last 1,000: under 8 bytes per packet allowed, 0 measured.
  */
 public class TestClientStream {
 

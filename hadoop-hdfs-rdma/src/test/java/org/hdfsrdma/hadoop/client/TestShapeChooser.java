@@ -13,6 +13,10 @@ import org.junit.Test;
  * The shape an auto pipeline on RDMA links gets from the measured rates,
  * and the client link rate as the RDMA ports under a sysfs-like tree
  * report it.
+ *
+ * <p>For instance: a chain for a 10 Gb/s client in front of 25 Gb/s DataNodes,
+ * two feeders at 56 Gb/s, a fan-out where the client's link serves every
+ * DataNode or a rate is unknown; the fastest active port of the tree.
  */
 public class TestShapeChooser {
 

@@ -40,6 +40,14 @@ import com.google.protobuf.UnknownFieldSet;
  * the list survives the trip, a stock client parses what it parsed before,
  * and a list or entry of another shape (malformed, a newer peer's, the
  * previous release's) is refused or ignored as documented.
+ *
+ * <p>In detail: the documented layout and the round trip; Hadoop's fields and
+ * foreign unknown fields kept; refused with an IOException: the field of
+ * another wire type, an entry that does not parse, every truncation, each
+ * missing value (named), values out of range, more than
+ * {@code WireLimits.MAX_COMMIT_ENTRIES} entries; ignored: a newer peer's fields
+ * of every wire type, and the previous release's field 5152, so that mixed
+ * releases stay on TCP.
  */
 public class TestCommitListField {
 

@@ -34,6 +34,11 @@ import com.google.protobuf.UnknownFieldSet;
  * {@link WriteBlockOpPeek} on streams as DataXceiver holds them: the
  * request found, and the stream left exactly where Hadoop's Receiver
  * expects it, whatever the op holds.
+ *
+ * <p>For every buffer size (1 to 8,192 bytes, DataXceiver's 512 among them). A
+ * malformed request, a truncated op, the field of another wire type, an op
+ * beyond {@code WireLimits.PEEK_LIMIT} and a stream without mark support give
+ * no request, the op left for Hadoop as it came.
  */
 public class TestWriteBlockOpPeek {
 

@@ -49,6 +49,8 @@ import com.google.protobuf.CodedInputStream;
  * {@link WriteBlockOpRewriter} against Hadoop's real Sender and Receiver:
  * the op Sender writes carries the request, Hadoop's own fields keep
  * their exact bytes, and everything else passes untouched.
+ *
+ * <p>Other ops, and incomplete ops, pass through unchanged.
  */
 public class TestWriteBlockOpRewriter {
 

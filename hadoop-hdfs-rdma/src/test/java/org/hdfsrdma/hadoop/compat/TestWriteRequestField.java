@@ -34,6 +34,13 @@ import com.google.protobuf.UnknownFieldSet;
  * the request survives the trip, a stock peer parses what it parsed
  * before, and a request of another shape (malformed, a newer peer's, the
  * previous release's) is refused or ignored as documented.
+ *
+ * <p>In detail: the documented layout and the round trip; Hadoop's fields and
+ * foreign unknown fields kept; refused with an IOException: the field of
+ * another wire type, a payload that does not parse, every truncation, each
+ * missing value (named), values out of range; ignored: a newer peer's fields of
+ * every wire type, and the previous release's field 5151, so that mixed
+ * releases stay on TCP.
  */
 public class TestWriteRequestField {
 

@@ -32,6 +32,15 @@ import org.slf4j.LoggerFactory;
  * warned about once with the likely key; and the one rule of which Hadoop
  * data-transfer settings keep writes on TCP, as the client, the DataNode
  * and {@code check} all apply it.
+ *
+ * <p>Warned about, the default used, never an exception: every numeric setting
+ * out of its range or unparseable, a boolean neither true nor false, an unknown
+ * distribution. The rules between values: the slab within the cap, gets in
+ * flight within the landing pool, the client's slabs against the regions a
+ * block may announce. An unknown {@code dfs.*rdma.*} key is warned about once,
+ * with the likely key; a valid configuration logs nothing; every range is the
+ * one hdfs-rdma-default.xml documents. Protection: encryption, or a SASL QOP of
+ * integrity or privacy, keeps writes on TCP; authentication alone does not.
  */
 public class TestRdmaConf {
 

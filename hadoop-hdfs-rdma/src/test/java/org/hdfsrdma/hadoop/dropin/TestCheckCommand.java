@@ -21,10 +21,16 @@ import org.junit.Test;
 /**
  * {@code hdfs-rdma check} against a cluster installed per the README, run
  * the way an operator runs it next to a job or daemon: a good install
- * passes its probe (the DataNodes' beans confirm the bytes came by UCX
- * get), and every broken install exits 1 with one PROBLEM line per
- * problem: the jar on the class path without the agent, UCX libraries
- * that cannot load, the DataNode plugin missing, a Hadoop 3 client.
+ * passes its probe (each DataNode fetched exactly the probe's bytes over
+ * UCX, as the test reads their beans too), and every broken install exits
+ * 1 with one PROBLEM line per problem: the jar on the class path without
+ * the agent (the probe still writes, over TCP), UCX libraries that cannot
+ * load. A plugin entry left in {@code dfs.datanode.plugins} is reported,
+ * as advice, as the line to remove before the agent; a Hadoop 3.3.6
+ * client against the 2.9.2 DataNodes names Apache Hadoop 3.3.6 and
+ * passes its probe. {@code hadoop jar JAR check} (RunJar) works;
+ * {@code check --help} answers with the options and exit 0, and every
+ * run's first finding is the jar's version as its manifest gives it.
  */
 public class TestCheckCommand {
 

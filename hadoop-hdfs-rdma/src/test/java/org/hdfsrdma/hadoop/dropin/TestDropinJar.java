@@ -32,6 +32,14 @@ import org.junit.Test;
  * The deployed drop-in jar: an agent whose patched classes shadow nothing
  * on the class path, and which replaces each group of Hadoop classes all
  * or nothing, judged by what the JVM actually loaded ({@link PatchProbe}).
+ *
+ * <p>Checked: the manifest (Premain-, Agent- and Main-Class); no patched class
+ * at its normal path and no class of the jar in Hadoop's jars; Apache 2.9.2's
+ * digests accepted. PatchProbe, in JVMs of its own: both groups replaced with
+ * the agent; neither with the jar on the class path only; with one foreign
+ * DFSPacket first on the class path, one line names DFSPacket; attached to a
+ * running JVM (Agent-Class), both groups, or, when DataStreamer had loaded
+ * already, the DataNode group only, with one line saying why.
  */
 public class TestDropinJar {
 

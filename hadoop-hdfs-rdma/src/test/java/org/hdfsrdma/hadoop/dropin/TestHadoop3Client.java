@@ -25,6 +25,10 @@ import org.junit.Test;
  * byte goes over UCX. (With the jar first on the class path this client
  * died with NoSuchMethodError, before the jar became an agent; before the
  * jar carried Hadoop 3 classes it wrote over TCP.)
+ *
+ * <p>The agent's one line names 3.3.6's classes in hadoop-client-api; the file
+ * reads back intact, every replica's bytes fetched over UCX, none over TCP.
+ * {@code TestCheckCommand} runs the check from the same client.
  */
 public class TestHadoop3Client {
 

@@ -49,6 +49,14 @@ import org.junit.Test;
  * the bytes of the files it wrote, and the output must read back intact.
  * The check command, run with a map task's JVM options and class path,
  * must pass its probe.
+ *
+ * <p>Here on Hadoop 2.9.2's MiniMRYarnCluster, the totals file given as
+ * {@code -Dhdfsrdma.stats.file=<LOG_DIR>/...}; the maps write side files and
+ * feed the reduce. Every container leaves one totals line with the bytes it
+ * sent, and the agent's line in its syslog. Run by
+ * {@code dev-support/hadoop-tests.sh RELEASE project}, it is a job on that
+ * release's own YARN, whose containers' syslogs name the release's classes the
+ * agent replaced.
  */
 public class TestMapReduceOverUcx {
 

@@ -48,6 +48,10 @@ import org.junit.Test;
  * first on its class path (before the jar became an agent): with the
  * agent the job writes over TCP and one line says why, and the check says
  * so in PROBLEM lines.
+ *
+ * <p>Spark 3.3.4. On the Hadoop 2.9.2 client no replica goes over TCP and the
+ * files read back intact; as published, on its Hadoop 3.3.2 client, the job
+ * succeeds over TCP with one hdfs-rdma line, and the check exits 1 saying why.
  */
 public class TestSparkOverUcx {
 

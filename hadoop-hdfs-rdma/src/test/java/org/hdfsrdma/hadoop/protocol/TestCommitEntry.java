@@ -20,6 +20,11 @@ import org.junit.Test;
  * {@link CommitEntry} as a value: what it holds, and every value out of
  * range refused, unchecked from this side and with an IOException from a
  * peer. How it travels: {@code org.hdfsrdma.hadoop.compat}'s tests.
+ *
+ * <p>The values: transfer address, worker address, uid, host id, ingest rate;
+ * the entry is immutable; the limits are {@code WireLimits}' string and worker
+ * address lengths, and what a peer sent beyond them or out of range, or an
+ * xferAddr that is not UTF-8, is refused with an IOException naming the value.
  */
 public class TestCommitEntry {
 

@@ -18,6 +18,10 @@ import org.junit.Test;
  * {@link WriteRequest} as a value: what it holds, and every value out of
  * range refused, unchecked from this side and with an IOException from a
  * peer. How it travels: {@code org.hdfsrdma.hadoop.compat}'s tests.
+ *
+ * <p>The values: nonce, packet size, feeders 0 to 15; the request is immutable;
+ * what a peer sent out of range is refused with an IOException naming the
+ * value.
  */
 public class TestWriteRequest {
 

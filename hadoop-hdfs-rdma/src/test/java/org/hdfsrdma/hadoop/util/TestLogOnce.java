@@ -6,7 +6,14 @@ import static org.junit.Assert.assertTrue;
 
 import org.junit.Test;
 
-/** A reason is logged once, then at most once an interval, never lost. */
+/**
+ * A reason is logged once, then at most once an interval, never lost.
+ *
+ * <p>After the first time, a reason is logged at most once per 10 minutes,
+ * with the count held back since, and never silent for good. A JVM keeps
+ * at most {@code LogOnce.MAX_KEYS} (1,024) reasons; forgotten ones log
+ * again.
+ */
 public class TestLogOnce {
 
   private static final long MINUTE = 60_000_000_000L;

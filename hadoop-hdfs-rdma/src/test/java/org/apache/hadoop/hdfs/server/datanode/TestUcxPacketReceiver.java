@@ -72,6 +72,32 @@ import com.google.common.util.concurrent.Uninterruptibles;
  * tcp the packets are fetched with gets, ahead of the reader, into landing
  * buffers that all come back; and the same-host path allocates nothing per
  * packet.
+ *
+ * <p>The sender sends as {@code UcxStreamerState} does; the receiver reads
+ * through a {@code PacketFetcher}. Packets of every size are presented with
+ * Hadoop's header and checksum and data slices of one reused heap array,
+ * heartbeats, sync and last packets too.
+ *
+ * <p>The rules, each broken in turn (the IOException names the block and the
+ * rule, and the refusal is counted): a seqno that does not increase, a packet
+ * after the last one, a descriptor outside its region or in an unannounced one,
+ * a region announced twice or with bounds beyond its shared segment, the wrong
+ * block or generation stamp, a packet larger than agreed, more than
+ * max-queued-packets unread, a descriptor from another endpoint than the
+ * session's. Messages for no open session are dropped without harm to the
+ * block.
+ *
+ * <p>The watched socket: its end of stream fails the wait at once; packet bytes
+ * on it before any UCX packet switch the block to stock reading and mirroring,
+ * byte for byte, and after UCX packets they fail it. A wait with no packet
+ * times out after the get timeout.
+ *
+ * <p>Over tcp, with {@code dfs.datanode.rdma.allow-emulated-gets} (without it
+ * the region is refused), packets are fetched by gets three ahead of the
+ * reader, and every landing buffer comes back, also when the block is given up
+ * with gets in flight; the wake-up race runs 150 blocks. The allocation tests
+ * allow under 8 bytes per packet over 1,000 packets, same host and by get
+ * (measured: 0 both ways).
  */
 public class TestUcxPacketReceiver {
 
