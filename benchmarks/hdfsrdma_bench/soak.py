@@ -15,6 +15,8 @@ A module per concern; this one has the options and a run from start to
 end (the cluster up, the load started, the samples taken, the verdicts
 collected and the results written):
 
+  soak_cluster   the NameNode and DataNodes on a Hadoop release's jars, and
+                 every JVM's options
   soak_bounds    the growth rule, each quantity's bound and the reason for
                  it, and what the DataNodes must have let go of once the
                  writers stopped"""
@@ -23,19 +25,20 @@ import argparse
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 
 from . import jvm_probe, ucx_counters
-from .clusters import DATANODES, Cluster
+from .clusters import DATANODES
 from .harness import REPO, HarnessError, log, warn
 from .measurement import bean_sums
 from .processes import Procs, on_signals
 from .report import write_csv
 from .soak_bounds import (BYTE_QUANTITIES, DRAIN_SECONDS, DRAIN_TIMEOUT,
                           drain_failures, drained, judge_growth)
+from .soak_cluster import (HEAP, SoakCluster, boot, hadoop_classpath,
+                           soak_jvm_opts)
 from .systems import built_dropin
 from .units import MiB
 
@@ -43,7 +46,6 @@ WRITER_CLASS = "org.hdfsrdma.hadoop.soak.SoakWriter"
 DISTRIBUTIONS = ("fan-out", "chain")
 JVM_BEAN = "Hadoop:service=DataNode,name=HdfsRdma"
 ACTIVITY_BEAN = "Hadoop:service=DataNode,name=DataNodeActivity-*"
-HEAP = "512m"
 # The short-lived clients (--churn-seconds): threads, largest file, bytes
 # kept before deleting the oldest, heap.
 CHURN_THREADS = 2
@@ -145,27 +147,6 @@ def default_max_size(minutes):
 
 # -- the cluster and the writers -------------------------------------------
 
-class SoakCluster(Cluster):
-    """The harness's embedded cluster with every JVM as the soak needs it:
-    native memory tracking, a fixed pre-touched heap (RSS growth is then
-    growth outside the heap) and fatal error files in the work directory."""
-
-    block_state_log = False
-
-    def jvm(self, *args, heap=HEAP, props=(), host=None):
-        return super().jvm(*args, heap=heap, props=list(soak_jvm_opts(
-            self.root, heap)) + list(props), host=host)
-
-    def write_conf(self):
-        super().write_conf()
-        if self.block_state_log:
-            with open(os.path.join(self.conf, "log4j.properties"), "a") as f:
-                # With the thread: the block report processor logs both
-                # full and incremental reports.
-                f.write("log4j.logger.BlockStateChange=DEBUG\n"
-                        "log4j.appender.console.layout.ConversionPattern="
-                        "%d{ISO8601} %-5p [%t] %c{2}: %m%n\n")
-
 
 def keep_logs_only(work):
     """Deletes what a failed run's work directory holds but its logs (the
@@ -176,42 +157,6 @@ def keep_logs_only(work):
             shutil.rmtree(path, ignore_errors=True)
         elif not name.endswith(".log"):
             os.unlink(path)
-
-
-def soak_jvm_opts(root, heap):
-    return ["-Xms" + heap, "-XX:+AlwaysPreTouch",
-            "-XX:NativeMemoryTracking=summary",
-            "-XX:ErrorFile=%s/hs_err_pid%%p.log" % root]
-
-
-def hadoop_classpath(release):
-    """Hadoop `release`'s jars and their dependencies (nothing of
-    hdfs-rdma: the bridge and JUCX come with the drop-in jar), as the build
-    resolved them."""
-    tool = os.path.join(REPO, "dev-support", "hadoop-releases.sh")
-    r = subprocess.run([tool, "classpath", release], capture_output=True,
-                       text=True)
-    if r.returncode != 0 or not r.stdout.strip():
-        raise HarnessError("no Hadoop %s class path: %s"
-                           % (release, r.stderr.strip()))
-    cp = r.stdout.strip()
-    if "slf4j-log4j12" in cp or "slf4j-reload4j" in cp:
-        return cp
-    # Hadoop 3's poms leave SLF4J's binding to the distribution (its
-    # share/hadoop/common/lib has slf4j-reload4j); without one every JVM
-    # logs nothing. The build's Hadoop 3 client test app resolves it.
-    listed = os.path.join(REPO, "test-apps", "hadoop3-client", "target",
-                          "classpath.txt")
-    try:
-        with open(listed) as f:
-            binding = [j for j in f.read().strip().split(":")
-                       if os.path.basename(j).startswith("slf4j-reload4j")]
-    except OSError:
-        binding = []
-    if not binding:
-        raise HarnessError("Hadoop %s: no SLF4J binding (slf4j-reload4j) in "
-                           "%s: build first" % (release, listed))
-    return cp + ":" + binding[0]
 
 
 class Writer:
@@ -519,25 +464,6 @@ def plot(out_dir, rows):
 
 
 # -- the run ---------------------------------------------------------------
-
-def boot(cluster, procs, timeout=180):
-    done = procs.wait_all([cluster.format()], 120)
-    if any(rc != 0 for _, rc, _ in done.values()):
-        raise HarnessError("NameNode -format failed; see %s/format.log"
-                           % cluster.root)
-    cluster.start()
-    t0 = time.monotonic()
-    while not cluster.ready():
-        if time.monotonic() - t0 > timeout:
-            raise HarnessError("the cluster did not come up in %d s; see "
-                               "%s/*.log" % (timeout, cluster.root))
-        time.sleep(0.5)
-    log("cluster up after %.1f s (NameNode rpc %d, http %d)"
-        % (time.monotonic() - t0, cluster.nn_rpc, cluster.nn_http_port))
-    missing = cluster.check_ucx_started()
-    if missing:
-        raise HarnessError("DataNode(s) %s did not log 'serves the UCX data "
-                           "path'" % missing)
 
 
 def soak(a, procs, work, failures, rows):
