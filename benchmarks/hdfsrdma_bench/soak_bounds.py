@@ -93,6 +93,7 @@ OpenSessions (a DataNode's blocks being received over UCX) is work in
 flight too and is judged after the writers stop: it must be 0."""
 
 from . import jvm_probe
+from .stats import median
 from .units import MiB
 
 DRAIN_SECONDS = 3.0     # metrics period 1 s, cached for one period
@@ -143,12 +144,6 @@ def slope_per_minute(ts, ys):
     if den == 0:
         return None
     return 60.0 * sum((t - mt) * (y - my) for t, y in pts) / den
-
-
-def median(vals):
-    v = sorted(vals)
-    n = len(v)
-    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
 
 
 def growth(ts, ys, bound):
