@@ -8,8 +8,8 @@
 # references, shared-memory mappings, registered pools and UCX connections are
 # sampled. Fails on any byte that differs, any writer error, a JVM that died
 # or crashed, or a quantity still growing after warm-up (bounds and reasons:
-# benchmarks/hdfsrdma_bench/soak.py). Needs the build (the drop-in jar and
-# the test classes).
+# benchmarks/hdfsrdma_bench/soak_bounds.py). Needs the build (the drop-in jar
+# and the test classes).
 #
 #   dev-support/soak.sh --minutes M [--out DIR] [--writers JVMS:THREADS]
 #                       [--interval-seconds S] [--hadoop RELEASE] [--keep]

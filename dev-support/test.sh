@@ -211,7 +211,8 @@ python3 -m unittest discover -s benchmarks/tests -t benchmarks
 # agent, writing, flushing, appending, reading back and deleting for 2
 # minutes (about 2.5 in all). It fails on a differing byte, a writer error,
 # a crashed JVM, a session left open, or growth after warm-up beyond the
-# bounds benchmarks/hdfsrdma_bench/soak.py states; it judges no timings.
+# bounds benchmarks/hdfsrdma_bench/soak_bounds.py states; it judges no
+# timings.
 dev-support/soak.sh --minutes 2 --out benchmarks/results/soak-ci
 
 phase "benchmark harness, tiny sweep"

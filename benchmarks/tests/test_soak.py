@@ -10,9 +10,10 @@ import unittest
 
 from hdfsrdma_bench.jvm_probe import (WORK_THREAD, fd_kinds, parse_jni_refs,
                                       parse_nmt, shm_segments)
-from hdfsrdma_bench.soak import (CHURN_MAX_SIZE, SOCKETS_AFTER, Churn,
-                                 default_max_size, drain_failures, growth,
-                                 judge_growth, keep_logs_only, thirds)
+from hdfsrdma_bench.soak import default_max_size, keep_logs_only
+from hdfsrdma_bench.soak_bounds import (SOCKETS_AFTER, drain_failures, growth,
+                                        judge_growth, thirds)
+from hdfsrdma_bench.soak_writers import CHURN_MAX_SIZE, Churn
 from hdfsrdma_bench import soak
 from hdfsrdma_bench.units import MiB
 
