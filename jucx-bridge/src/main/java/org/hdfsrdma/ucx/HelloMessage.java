@@ -99,28 +99,28 @@ public final class HelloMessage {
   /**
    * Checks the structure before any field is used.
    *
-   * @throws MalformedDescriptorException saying what is wrong
+   * @throws MalformedMessageException saying what is wrong
    */
-  public HelloMessage validate() throws MalformedDescriptorException {
+  public HelloMessage validate() throws MalformedMessageException {
     if (length < encodedLength(1) || length > encodedLength(
         MAX_ADDRESS_LENGTH)) {
-      throw new MalformedDescriptorException("hello of " + length
+      throw new MalformedMessageException("hello of " + length
           + " bytes");
     }
     WireCrc.checkHeader(buffer, base, TYPE);
     if (buffer.get(base + PacketDescriptor.FLAGS_OFFSET) != 0
         || buffer.getShort(base + RESERVED_OFFSET) != 0) {
-      throw new MalformedDescriptorException(
+      throw new MalformedMessageException(
           "reserved bits of a hello are set");
     }
     if (encodedLength(addressLength()) != length) {
-      throw new MalformedDescriptorException("hello of " + length
+      throw new MalformedMessageException("hello of " + length
           + " bytes with an address of " + addressLength() + " bytes");
     }
     int carried = buffer.getInt(base + length - 4);
     int computed = WireCrc.of(crc, view, base, base + length - 4);
     if (carried != computed) {
-      throw new MalformedDescriptorException(String.format(
+      throw new MalformedMessageException(String.format(
           "hello checksum mismatch: carries 0x%08x, content gives 0x%08x",
           carried, computed));
     }

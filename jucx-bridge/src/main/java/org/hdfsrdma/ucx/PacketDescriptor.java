@@ -167,37 +167,37 @@ public final class PacketDescriptor {
    * Checks the structure of a message of {@code length} bytes before any
    * field is used.
    *
-   * @throws MalformedDescriptorException saying what is wrong
+   * @throws MalformedMessageException saying what is wrong
    */
   public PacketDescriptor validate(int length)
-      throws MalformedDescriptorException {
+      throws MalformedMessageException {
     if (length != LENGTH) {
-      throw new MalformedDescriptorException("packet descriptor of " + length
+      throw new MalformedMessageException("packet descriptor of " + length
           + " bytes, expected " + LENGTH);
     }
     WireCrc.checkHeader(buffer, base, TYPE);
     int flags = flags();
     if ((flags & ~KNOWN_FLAGS) != 0) {
-      throw new MalformedDescriptorException(String.format(
+      throw new MalformedMessageException(String.format(
           "unknown descriptor flags 0x%02x", flags));
     }
     int carried = buffer.getInt(base + CRC_OFFSET);
     int computed = computeCrc();
     if (carried != computed) {
-      throw new MalformedDescriptorException(String.format(
+      throw new MalformedMessageException(String.format(
           "descriptor checksum mismatch: carries 0x%08x, content gives 0x%08x",
           carried, computed));
     }
     if (checksumLength() < 0 || dataLength() < 0) {
-      throw new MalformedDescriptorException("negative length: checksums "
+      throw new MalformedMessageException("negative length: checksums "
           + checksumLength() + ", data " + dataLength());
     }
     if (offsetInBlock() < 0) {
-      throw new MalformedDescriptorException("negative offset in block "
+      throw new MalformedMessageException("negative offset in block "
           + offsetInBlock());
     }
     if (packetLength() == 0 && (regionId() != 0 || address() != 0)) {
-      throw new MalformedDescriptorException("an empty packet names region "
+      throw new MalformedMessageException("an empty packet names region "
           + regionId() + " at 0x" + Long.toHexString(address()));
     }
     return this;

@@ -140,36 +140,36 @@ public final class RegionAnnouncement {
   /**
    * Checks the structure before any field is used.
    *
-   * @throws MalformedDescriptorException saying what is wrong
+   * @throws MalformedMessageException saying what is wrong
    */
-  public RegionAnnouncement validate() throws MalformedDescriptorException {
+  public RegionAnnouncement validate() throws MalformedMessageException {
     if (length < encodedLength(1) || length > MAX_LENGTH) {
-      throw new MalformedDescriptorException("region announcement of "
+      throw new MalformedMessageException("region announcement of "
           + length + " bytes, outside " + encodedLength(1) + ".."
           + MAX_LENGTH);
     }
     WireCrc.checkHeader(buffer, base, TYPE);
     if (buffer.get(base + PacketDescriptor.FLAGS_OFFSET) != 0
         || buffer.getShort(base + RESERVED_OFFSET) != 0) {
-      throw new MalformedDescriptorException(
+      throw new MalformedMessageException(
           "reserved bits of a region announcement are set");
     }
     int rkeyLength = rkeyLength();
     if (encodedLength(rkeyLength) != length) {
-      throw new MalformedDescriptorException("region announcement of "
+      throw new MalformedMessageException("region announcement of "
           + length + " bytes with a remote key of " + rkeyLength
           + " bytes (expected " + encodedLength(rkeyLength) + ")");
     }
     int carried = buffer.getInt(base + length - 4);
     int computed = computeCrc();
     if (carried != computed) {
-      throw new MalformedDescriptorException(String.format(
+      throw new MalformedMessageException(String.format(
           "announcement checksum mismatch: carries 0x%08x, content gives"
           + " 0x%08x", carried, computed));
     }
     int id = regionId();
     if (id < 1 || id > MAX_REGION_ID) {
-      throw new MalformedDescriptorException("region id " + id
+      throw new MalformedMessageException("region id " + id
           + " outside 1.." + MAX_REGION_ID);
     }
     long b = regionBase();
@@ -177,7 +177,7 @@ public final class RegionAnnouncement {
     // User memory lies in the lower half of the address space: a positive
     // base and end keep every range check of the getter free of overflow.
     if (b <= 0 || len <= 0 || b + len < b) {
-      throw new MalformedDescriptorException("bad region: base 0x"
+      throw new MalformedMessageException("bad region: base 0x"
           + Long.toHexString(b) + " length " + len);
     }
     return this;

@@ -29,24 +29,24 @@ final class WireCrc {
   /**
    * Checks magic, version and type.
    *
-   * @throws MalformedDescriptorException saying which is wrong
+   * @throws MalformedMessageException saying which is wrong
    */
   static void checkHeader(ByteBuffer buffer, int base, byte type)
-      throws MalformedDescriptorException {
+      throws MalformedMessageException {
     int magic = buffer.getInt(base + PacketDescriptor.MAGIC_OFFSET);
     if (magic != PacketDescriptor.MAGIC) {
-      throw new MalformedDescriptorException(String.format(
+      throw new MalformedMessageException(String.format(
           "bad message magic 0x%08x, expected 0x%08x", magic,
           PacketDescriptor.MAGIC));
     }
     short version = buffer.getShort(base + PacketDescriptor.VERSION_OFFSET);
     if (version != PacketDescriptor.VERSION) {
-      throw new MalformedDescriptorException("unsupported message version "
+      throw new MalformedMessageException("unsupported message version "
           + version + ", this side speaks " + PacketDescriptor.VERSION);
     }
     byte actual = buffer.get(base + PacketDescriptor.TYPE_OFFSET);
     if (actual != type) {
-      throw new MalformedDescriptorException("message of type " + actual
+      throw new MalformedMessageException("message of type " + actual
           + " where type " + type + " was expected");
     }
   }
