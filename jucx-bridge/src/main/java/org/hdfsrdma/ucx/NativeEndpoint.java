@@ -56,6 +56,7 @@ final class NativeEndpoint implements Closeable {
   };
 
   private final UcxWorker worker;
+  private final NativeWorker natives;
   private final String peer;
   private final UcpEndpoint endpoint;
   private final long handle;
@@ -73,6 +74,7 @@ final class NativeEndpoint implements Closeable {
   NativeEndpoint(UcxWorker worker, String peer, byte[] address,
       boolean peerErrorHandling, UcpEndpointErrorHandler onError) {
     this.worker = worker;
+    this.natives = worker.natives();
     this.peer = peer;
     // UCX parses a worker address with no length: zeros after it keep any
     // read past its end inside this buffer.
@@ -84,7 +86,7 @@ final class NativeEndpoint implements Closeable {
     if (peerErrorHandling) {
       params.setPeerErrorHandlingMode();
     }
-    this.endpoint = worker.ucp().newEndpoint(params);
+    this.endpoint = natives.ucp().newEndpoint(params);
     this.handle = endpoint.getNativeId();
   }
 
@@ -114,6 +116,20 @@ final class NativeEndpoint implements Closeable {
   /** Counts out what {@link #enter()} counted in. */
   void leave() {
     inside.decrementAndGet();
+  }
+
+  /**
+   * Before a send or a get, once entered: keeps the worker's progress out
+   * until {@link #leaveOperation} (see {@link NativeWorker}); false, with
+   * nothing taken, from inside progress.
+   */
+  boolean enterOperation() {
+    return natives.enterOperation();
+  }
+
+  /** Lets progress in again after {@link #enterOperation}. */
+  void leaveOperation(boolean entered) {
+    natives.leaveOperation(entered);
   }
 
   /** Whether closing began. */
@@ -176,7 +192,7 @@ final class NativeEndpoint implements Closeable {
             + TimeUnit.MILLISECONDS.toNanos(CLOSE_WAIT_MS));
       }
       if (!request.isCompleted()) {
-        worker.completeBeforeDestroy(request);
+        natives.completeBeforeDestroy(request);
       }
     }
     return true;

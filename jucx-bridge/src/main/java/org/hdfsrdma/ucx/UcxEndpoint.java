@@ -197,8 +197,8 @@ public final class UcxEndpoint implements Closeable {
       throw unusable("send of a message");
     }
     // No progress runs meanwhile: an endpoint UCX marked failed has had its
-    // error callback, so the check below refuses it (see UcxWorker).
-    boolean gated = worker.enterOperation();
+    // error callback, so the check below refuses it (see NativeWorker).
+    boolean gated = ucx.enterOperation();
     try {
       if (failure != null) {
         throw unusable("send of a message");
@@ -212,7 +212,7 @@ public final class UcxEndpoint implements Closeable {
       messagesSent.incrementAndGet();
       return rc;
     } finally {
-      worker.leaveOperation(gated);
+      ucx.leaveOperation(gated);
       ucx.leave();
     }
   }
@@ -228,7 +228,7 @@ public final class UcxEndpoint implements Closeable {
     if (!ucx.enter()) {
       throw unusable("get of " + length + " bytes");
     }
-    boolean gated = worker.enterOperation();
+    boolean gated = ucx.enterOperation();
     try {
       if (failure != null) {
         throw unusable("get of " + length + " bytes");
@@ -241,7 +241,7 @@ public final class UcxEndpoint implements Closeable {
       }
       return rc;
     } finally {
-      worker.leaveOperation(gated);
+      ucx.leaveOperation(gated);
       ucx.leave();
     }
   }
