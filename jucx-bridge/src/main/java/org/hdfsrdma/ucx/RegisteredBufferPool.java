@@ -9,8 +9,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -42,6 +40,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>{@link #close()} is idempotent and never frees memory a lease still
  * holds: such slabs are released when their last lease is.
+ *
+ * <p>Its parts, package-private: each slab is a {@link RegisteredSlab},
+ * the free buffers a {@link BufferFreeList}, the tokens and their counts a
+ * {@link LeaseLedger}; the pool grows the slabs, hands out and takes back
+ * buffers, and waits.
  */
 public final class RegisteredBufferPool implements Closeable {
 
@@ -57,7 +60,6 @@ public final class RegisteredBufferPool implements Closeable {
   private final int buffersPerSlab;
   private final long slabBytes;
   private final long capBytes;
-  private final boolean recordLeaseSites;
   private final int maxBuffers;
 
   /** Registered slabs; buffers are their equal slices. */
@@ -66,9 +68,7 @@ public final class RegisteredBufferPool implements Closeable {
   /** Per buffer: address, view (one per buffer, reused by each lease). */
   private final long[] addresses;
   private final ByteBuffer[] views;
-  /** Per buffer: odd while leased; incremented by acquire and release. */
-  private final AtomicIntegerArray generations;
-  private final Throwable[] leaseSites;
+  private final LeaseLedger leases;
   private final BufferFreeList free;
   private final Set<Integer> sharedSegments =
       Collections.newSetFromMap(new ConcurrentHashMap<Integer, Boolean>());
@@ -79,9 +79,6 @@ public final class RegisteredBufferPool implements Closeable {
   private volatile int waiters;
   private volatile boolean closed;
 
-  private final AtomicInteger leasedCount = new AtomicInteger();
-  private final AtomicInteger peakLeased = new AtomicInteger();
-  private final LongAdder acquisitions = new LongAdder();
   private final LongAdder waits = new LongAdder();
   private final LongAdder timeouts = new LongAdder();
   private long registrations;
@@ -117,14 +114,12 @@ public final class RegisteredBufferPool implements Closeable {
     this.slabBytes = slabBytes;
     this.buffersPerSlab = (int) (slabBytes / bufferSize);
     this.capBytes = capBytes;
-    this.recordLeaseSites = recordLeaseSites;
     this.maxBuffers = (int) (capBytes / bufferSize);
     this.slabs = new RegisteredSlab[(int) (capBytes / slabBytes)];
     this.addresses = new long[maxBuffers];
     this.views = new ByteBuffer[maxBuffers];
-    this.generations = new AtomicIntegerArray(maxBuffers);
+    this.leases = new LeaseLedger(maxBuffers, recordLeaseSites);
     this.free = new BufferFreeList(maxBuffers);
-    this.leaseSites = recordLeaseSites ? new Throwable[maxBuffers] : null;
   }
 
   public int bufferSize() {
@@ -223,33 +218,17 @@ public final class RegisteredBufferPool implements Closeable {
   }
 
   private long lease(int index) {
-    int generation = generations.incrementAndGet(index);
+    long token = leases.lease(index);
     slabs[index / buffersPerSlab].leased.incrementAndGet();
-    int leased = leasedCount.incrementAndGet();
-    int peak;
-    while (leased > (peak = peakLeased.get())
-        && !peakLeased.compareAndSet(peak, leased)) {
-      // retry
-    }
-    acquisitions.increment();
-    if (leaseSites != null) {
-      leaseSites[index] = new Throwable("acquired here");
-    }
-    return ((long) generation << 32) | index;
+    return token;
   }
 
   /** Returns a lease's buffer. Idempotent: a stale token does nothing. */
   public void release(long token) {
-    if (token == NO_LEASE) {
+    int index = leases.release(token);
+    if (index < 0) {
       return;
     }
-    int index = (int) token;
-    int generation = (int) (token >>> 32);
-    if (index < 0 || index >= maxBuffers
-        || !generations.compareAndSet(index, generation, generation + 1)) {
-      return;
-    }
-    leasedCount.decrementAndGet();
     RegisteredSlab slab = slabs[index / buffersPerSlab];
     int left = slab.leased.decrementAndGet();
     if (closed) {
@@ -276,16 +255,7 @@ public final class RegisteredBufferPool implements Closeable {
 
   /** Whether {@code token} no longer names a lease. */
   public boolean isReleased(long token) {
-    int index = (int) token;
-    return token == NO_LEASE || index < 0 || index >= maxBuffers
-        || generations.get(index) != (int) (token >>> 32);
-  }
-
-  private int check(long token) {
-    if (isReleased(token)) {
-      throw new IllegalStateException("buffer used after release");
-    }
-    return (int) token;
+    return leases.isReleased(token);
   }
 
   /**
@@ -294,17 +264,17 @@ public final class RegisteredBufferPool implements Closeable {
    * holder owns its position and limit and must not hand it on.
    */
   public ByteBuffer buffer(long token) {
-    return views[check(token)];
+    return views[leases.indexOf(token)];
   }
 
   /** Native address of the buffer's first byte. */
   public long address(long token) {
-    return addresses[check(token)];
+    return addresses[leases.indexOf(token)];
   }
 
   /** Id of the registered slab (region) holding the buffer. */
   public int regionId(long token) {
-    return check(token) / buffersPerSlab;
+    return leases.indexOf(token) / buffersPerSlab;
   }
 
   /** Address of a region's first byte. */
@@ -368,7 +338,7 @@ public final class RegisteredBufferPool implements Closeable {
   }
 
   private long inUseBytes() {
-    return (long) leasedCount.get() * bufferSize;
+    return (long) leases.leased() * bufferSize;
   }
 
   /** A point-in-time copy of this pool's counters. */
@@ -382,9 +352,9 @@ public final class RegisteredBufferPool implements Closeable {
         }
       }
       return new PoolMetrics(inUseBytes(),
-          (long) peakLeased.get() * bufferSize, registered, capBytes,
-          registrations, acquisitions.sum(), waits.sum(), timeouts.sum(),
-          leasedCount.get());
+          (long) leases.peak() * bufferSize, registered, capBytes,
+          registrations, leases.acquisitions(), waits.sum(), timeouts.sum(),
+          leases.leased());
     } finally {
       lock.unlock();
     }
@@ -395,27 +365,9 @@ public final class RegisteredBufferPool implements Closeable {
    * With lease sites recorded, each entry carries where it was acquired.
    */
   public List<String> outstandingLeases() {
-    List<String> out = new ArrayList<String>();
-    int buffers = slabCount * buffersPerSlab;
-    for (int i = 0; i < buffers; i++) {
-      if ((generations.get(i) & 1) != 0) {
-        StringBuilder sb = new StringBuilder("region ")
-            .append(i / buffersPerSlab).append(" offset ")
-            .append((long) (i % buffersPerSlab) * bufferSize);
-        Throwable site = leaseSites == null ? null : leaseSites[i];
-        if (site != null) {
-          for (StackTraceElement e : site.getStackTrace()) {
-            if (!e.getClassName().startsWith(
-                RegisteredBufferPool.class.getName())) {
-              sb.append(" acquired at ").append(e);
-              break;
-            }
-          }
-        }
-        out.add(sb.toString());
-      }
-    }
-    return out;
+    return leases.outstanding(slabCount * buffersPerSlab,
+        i -> "region " + (i / buffersPerSlab) + " offset "
+            + (long) (i % buffersPerSlab) * bufferSize);
   }
 
   /** Fails when any buffer is still leased: for tests' tear-down. */
@@ -441,9 +393,9 @@ public final class RegisteredBufferPool implements Closeable {
       closed = true;
       free.clear();
       released.signalAll();
-      if (leasedCount.get() != 0) {
+      if (leases.leased() != 0) {
         LOG.warn("Pool {} closed with {} buffer(s) still leased; their slabs"
-            + " are freed when they are released", name, leasedCount.get());
+            + " are freed when they are released", name, leases.leased());
       }
       List<RegisteredSlab> unleased = new ArrayList<RegisteredSlab>();
       for (int i = 0; i < slabCount; i++) {
@@ -459,7 +411,7 @@ public final class RegisteredBufferPool implements Closeable {
 
   @Override
   public String toString() {
-    return "RegisteredBufferPool(" + name + ", " + leasedCount.get() + " of "
+    return "RegisteredBufferPool(" + name + ", " + leases.leased() + " of "
         + maxBuffers + " buffers leased)";
   }
 }
