@@ -7,7 +7,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * and starting a send or a get on one of its endpoints (exclusive), which
  * UCX 1.13 needs: it fails an endpoint whose peer died inside a progress
  * call, and an operation started on it afterwards crashes the process
- * (see {@link UcxWorker}).
+ * (see {@link NativeWorker}).
  *
  * <p>One atomic word, no queue: entering and leaving never allocate, which
  * a lock that queues its waiters (StampedLock, ReentrantReadWriteLock)

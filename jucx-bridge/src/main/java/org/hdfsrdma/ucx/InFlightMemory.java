@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * Native memory that operations started on one worker point into (the bytes
@@ -25,9 +26,15 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>Registering allocates one small object, once per owner (per stream,
  * block or connection), never per operation. Sweeping is for the worker's
- * progress thread.
+ * progress thread. A worker that could not be destroyed (a thread stayed
+ * inside it) may still complete operations at any time: its memory is
+ * {@linkplain #keepForever() kept} for the JVM's life.
  */
 final class InFlightMemory {
+
+  /** The memory of workers left allocated: kept for the JVM's life. */
+  private static final List<InFlightMemory> KEPT_FOREVER =
+      new CopyOnWriteArrayList<InFlightMemory>();
 
   /** An owner's memory, enqueued once the owner is unreachable. */
   private static final class Entry extends PhantomReference<Object> {
@@ -101,6 +108,15 @@ final class InFlightMemory {
   /** Memory kept after its owner went, as of the last sweep. */
   int orphans() {
     return orphanCount;
+  }
+
+  /**
+   * Keeps everything registered, whatever becomes of its owners and of
+   * this object's own owner: for a worker left allocated, whose operations
+   * may still complete into it.
+   */
+  void keepForever() {
+    KEPT_FOREVER.add(this);
   }
 
   /**

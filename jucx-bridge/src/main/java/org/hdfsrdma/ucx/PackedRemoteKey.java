@@ -196,12 +196,12 @@ final class PackedRemoteKey {
    *
    * @param sysv receives the SysV entries handed to UCX (the segments a
    *     direct read would go through), when not null
-   * @throws MalformedDescriptorException when an entry of a reached domain
+   * @throws MalformedMessageException when an entry of a reached domain
    *     has another shape than its transport's keys, or no entry is left
    *     for an endpoint that reaches a transport needing one
    */
   static byte[] forEndpoint(byte[] key, Map<Integer, String> domains,
-      List<SysvEntry> sysv) throws MalformedDescriptorException {
+      List<SysvEntry> sysv) throws MalformedMessageException {
     long mdMap = littleEndian(key, 0, 8);
     long kept = 0;
     ByteArrayOutputStream entries = new ByteArrayOutputStream(key.length);
@@ -215,7 +215,7 @@ final class PackedRemoteKey {
       int expected = component == null ? -1 : entryLength(component);
       if (expected >= 0) {
         if (len != expected) {
-          throw new MalformedDescriptorException("entry of memory domain "
+          throw new MalformedMessageException("entry of memory domain "
               + md + " is " + len + " bytes, but the peer's memory domain "
               + md + " is " + component + ", whose keys are " + expected
               + " bytes");
@@ -230,7 +230,7 @@ final class PackedRemoteKey {
       p += 1 + len;
     }
     if (kept == 0 && !onlyKeyless(domains)) {
-      throw new MalformedDescriptorException("no entry of the packed remote"
+      throw new MalformedMessageException("no entry of the packed remote"
           + " key is in a memory domain this endpoint reaches through a"
           + " transport hdfs-rdma reads through " + domains);
     }

@@ -1,8 +1,6 @@
 package org.hdfsrdma.ucx;
 
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.util.zip.CRC32;
 
 /**
  * Flyweight over the message that tells a getter where one packet lies in
@@ -11,8 +9,9 @@ import java.util.zip.CRC32;
  * <p>The exposer (an HDFS client) sends one per packet to every getter (a
  * DataNode), which validates it against what it knows of the session and
  * fetches the packet. Fixed size, so that it fits UCX's short-message path
- * on shared memory and costs no allocation to write or read. Big-endian
- * (network order, like Hadoop's own wire format).
+ * on shared memory and costs no allocation to write or read. The first
+ * 8 bytes and the CRC32 are every message's ({@link MessageHeader}: magic,
+ * version, type, flags; big-endian).
  *
  * <pre>
  *  0               4       6   7   8
@@ -45,24 +44,16 @@ import java.util.zip.CRC32;
  * check their own frames, but a getter must never act on a corrupted
  * address or length.
  *
- * <p>{@link #validate()} checks the structure only: magic, version, type,
+ * <p>{@link #validate(int)} checks the structure only: magic, version, type,
  * flags, CRC, signs. Whether the session, block, seqno and range are what
  * the getter expects is for the getter, which knows.
  */
 public final class PacketDescriptor {
 
-  /** "HRMA": hdfs-rdma; the first four bytes of every message. */
-  public static final int MAGIC = 0x48524D41;
-  /** The message layout version this code writes and reads. */
-  public static final short VERSION = 2;
   /** Message type of a packet descriptor. */
   public static final byte TYPE = 2;
 
-  public static final int MAGIC_OFFSET = 0;
-  public static final int VERSION_OFFSET = 4;
-  public static final int TYPE_OFFSET = 6;
-  public static final int FLAGS_OFFSET = 7;
-  public static final int SESSION_OFFSET = 8;
+  public static final int SESSION_OFFSET = MessageHeader.LENGTH;
   public static final int BLOCK_ID_OFFSET = 16;
   public static final int GENERATION_STAMP_OFFSET = 24;
   public static final int SEQNO_OFFSET = 32;
@@ -73,7 +64,7 @@ public final class PacketDescriptor {
   public static final int REGION_ID_OFFSET = 64;
   public static final int CRC_OFFSET = 68;
   /** Every packet descriptor is this long. */
-  public static final int LENGTH = 72;
+  public static final int LENGTH = CRC_OFFSET + MessageHeader.CRC_LENGTH;
 
   /** The packet is the last one of its block. */
   public static final byte FLAG_LAST_PACKET_IN_BLOCK = 0x1;
@@ -87,124 +78,100 @@ public final class PacketDescriptor {
   private static final int KNOWN_FLAGS =
       FLAG_LAST_PACKET_IN_BLOCK | FLAG_SYNC_BLOCK | FLAG_FORWARDED;
 
-  private final CRC32 crc = new CRC32();
-  private ByteBuffer buffer;
-  /** A duplicate of buffer, moved by CRC computations. */
-  private ByteBuffer view;
-  private int base;
+  private final MessageHeader header = new MessageHeader();
 
   /**
    * Points this flyweight at {@link #LENGTH} bytes of a big-endian buffer.
    */
   public PacketDescriptor wrap(ByteBuffer buf, int offset) {
-    if (buf.order() != ByteOrder.BIG_ENDIAN) {
-      throw new IllegalArgumentException("message buffers are big-endian");
-    }
-    if (offset < 0 || offset + LENGTH > buf.capacity()) {
-      throw new IndexOutOfBoundsException("offset " + offset + " capacity "
-          + buf.capacity());
-    }
-    if (buf != buffer) {
-      this.buffer = buf;
-      this.view = buf.duplicate();
-    }
-    this.base = offset;
+    header.wrap(buf, offset, LENGTH);
     return this;
   }
 
-  /** The type of the message of {@code length} bytes at the start of buf. */
+  /**
+   * The type of the message of {@code length} bytes at the start of buf
+   * (a {@link MessageHandler}'s buffer), or -1 when it is shorter than a
+   * header: which flyweight is to validate it.
+   */
   public static int typeOf(ByteBuffer buf, int length) {
-    return WireCrc.typeOf(buf, 0, length);
+    return MessageHeader.typeOf(buf, 0, length);
   }
 
   /** The wrapped buffer. */
   public ByteBuffer buffer() {
-    return buffer;
+    return header.buffer();
   }
 
   /** Offset of the message in {@link #buffer()}. */
   public int offset() {
-    return base;
+    return header.offset();
   }
 
   /** Writes a whole descriptor at the wrapped position. */
   public PacketDescriptor encode(long session, long blockId,
       long generationStamp, long seqno, long offsetInBlock, int flags,
       int regionId, long address, int checksumLength, int dataLength) {
-    buffer.putInt(base + MAGIC_OFFSET, MAGIC);
-    buffer.putShort(base + VERSION_OFFSET, VERSION);
-    buffer.put(base + TYPE_OFFSET, TYPE);
-    buffer.put(base + FLAGS_OFFSET, (byte) flags);
-    buffer.putLong(base + SESSION_OFFSET, session);
-    buffer.putLong(base + BLOCK_ID_OFFSET, blockId);
-    buffer.putLong(base + GENERATION_STAMP_OFFSET, generationStamp);
-    buffer.putLong(base + SEQNO_OFFSET, seqno);
-    buffer.putLong(base + OFFSET_IN_BLOCK_OFFSET, offsetInBlock);
-    buffer.putLong(base + ADDRESS_OFFSET, address);
-    buffer.putInt(base + CHECKSUM_LENGTH_OFFSET, checksumLength);
-    buffer.putInt(base + DATA_LENGTH_OFFSET, dataLength);
-    buffer.putInt(base + REGION_ID_OFFSET, regionId);
+    header.writeHeader(TYPE, flags);
+    header.putLong(SESSION_OFFSET, session);
+    header.putLong(BLOCK_ID_OFFSET, blockId);
+    header.putLong(GENERATION_STAMP_OFFSET, generationStamp);
+    header.putLong(SEQNO_OFFSET, seqno);
+    header.putLong(OFFSET_IN_BLOCK_OFFSET, offsetInBlock);
+    header.putLong(ADDRESS_OFFSET, address);
+    header.putInt(CHECKSUM_LENGTH_OFFSET, checksumLength);
+    header.putInt(DATA_LENGTH_OFFSET, dataLength);
+    header.putInt(REGION_ID_OFFSET, regionId);
     return seal();
   }
 
   /** Replaces the session id (one descriptor per getter) and reseals. */
   public PacketDescriptor withSession(long session) {
-    buffer.putLong(base + SESSION_OFFSET, session);
+    header.putLong(SESSION_OFFSET, session);
     return seal();
   }
 
   /** Recomputes the CRC after fields were changed in place. */
   public PacketDescriptor seal() {
-    buffer.putInt(base + CRC_OFFSET, computeCrc());
+    header.seal();
     return this;
   }
 
-  private int computeCrc() {
-    return WireCrc.of(crc, view, base, base + CRC_OFFSET);
-  }
-
   /**
-   * Checks the structure of a message of {@code length} bytes before any
-   * field is used.
+   * Checks the structure of a message of {@code length} bytes, the length
+   * the transport delivered, before any field is used.
    *
-   * @throws MalformedDescriptorException saying what is wrong
+   * @throws MalformedMessageException saying what is wrong
    */
   public PacketDescriptor validate(int length)
-      throws MalformedDescriptorException {
+      throws MalformedMessageException {
     if (length != LENGTH) {
-      throw new MalformedDescriptorException("packet descriptor of " + length
+      throw new MalformedMessageException("packet descriptor of " + length
           + " bytes, expected " + LENGTH);
     }
-    WireCrc.checkHeader(buffer, base, TYPE);
+    header.checkHeader(TYPE);
     int flags = flags();
     if ((flags & ~KNOWN_FLAGS) != 0) {
-      throw new MalformedDescriptorException(String.format(
+      throw new MalformedMessageException(String.format(
           "unknown descriptor flags 0x%02x", flags));
     }
-    int carried = buffer.getInt(base + CRC_OFFSET);
-    int computed = computeCrc();
-    if (carried != computed) {
-      throw new MalformedDescriptorException(String.format(
-          "descriptor checksum mismatch: carries 0x%08x, content gives 0x%08x",
-          carried, computed));
-    }
+    header.checkCrc("descriptor");
     if (checksumLength() < 0 || dataLength() < 0) {
-      throw new MalformedDescriptorException("negative length: checksums "
+      throw new MalformedMessageException("negative length: checksums "
           + checksumLength() + ", data " + dataLength());
     }
     if (offsetInBlock() < 0) {
-      throw new MalformedDescriptorException("negative offset in block "
+      throw new MalformedMessageException("negative offset in block "
           + offsetInBlock());
     }
     if (packetLength() == 0 && (regionId() != 0 || address() != 0)) {
-      throw new MalformedDescriptorException("an empty packet names region "
+      throw new MalformedMessageException("an empty packet names region "
           + regionId() + " at 0x" + Long.toHexString(address()));
     }
     return this;
   }
 
   public int flags() {
-    return buffer.get(base + FLAGS_OFFSET) & 0xFF;
+    return header.flags();
   }
 
   public boolean isLastPacketInBlock() {
@@ -216,35 +183,35 @@ public final class PacketDescriptor {
   }
 
   public long session() {
-    return buffer.getLong(base + SESSION_OFFSET);
+    return header.getLong(SESSION_OFFSET);
   }
 
   public long blockId() {
-    return buffer.getLong(base + BLOCK_ID_OFFSET);
+    return header.getLong(BLOCK_ID_OFFSET);
   }
 
   public long generationStamp() {
-    return buffer.getLong(base + GENERATION_STAMP_OFFSET);
+    return header.getLong(GENERATION_STAMP_OFFSET);
   }
 
   public long seqno() {
-    return buffer.getLong(base + SEQNO_OFFSET);
+    return header.getLong(SEQNO_OFFSET);
   }
 
   public long offsetInBlock() {
-    return buffer.getLong(base + OFFSET_IN_BLOCK_OFFSET);
+    return header.getLong(OFFSET_IN_BLOCK_OFFSET);
   }
 
   public long address() {
-    return buffer.getLong(base + ADDRESS_OFFSET);
+    return header.getLong(ADDRESS_OFFSET);
   }
 
   public int checksumLength() {
-    return buffer.getInt(base + CHECKSUM_LENGTH_OFFSET);
+    return header.getInt(CHECKSUM_LENGTH_OFFSET);
   }
 
   public int dataLength() {
-    return buffer.getInt(base + DATA_LENGTH_OFFSET);
+    return header.getInt(DATA_LENGTH_OFFSET);
   }
 
   /** Checksums plus data: the bytes one get fetches (overflow-safe). */
@@ -253,19 +220,19 @@ public final class PacketDescriptor {
   }
 
   public int regionId() {
-    return buffer.getInt(base + REGION_ID_OFFSET);
+    return header.getInt(REGION_ID_OFFSET);
   }
 
   /** Copies this descriptor's bytes to {@code to} at {@code offset}. */
   public void copyTo(ByteBuffer to, int offset) {
     for (int i = 0; i < LENGTH; i += 8) {
-      to.putLong(offset + i, buffer.getLong(base + i));
+      to.putLong(offset + i, header.getLong(i));
     }
   }
 
   @Override
   public String toString() {
-    if (buffer == null) {
+    if (header.buffer() == null) {
       return "PacketDescriptor(unwrapped)";
     }
     return "PacketDescriptor(block " + blockId() + "_" + generationStamp()

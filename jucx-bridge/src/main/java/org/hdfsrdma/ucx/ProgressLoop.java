@@ -61,6 +61,32 @@ final class ProgressLoop {
     return thread;
   }
 
+  /**
+   * Once the worker is closing: waits up to {@code timeoutMs} for the
+   * thread to end (not when called on it); whether it has ended, or never
+   * started. A thread that stays is logged.
+   */
+  boolean awaitEnd(long timeoutMs) {
+    Thread t = thread;
+    if (t == null) {
+      return true;
+    }
+    if (t != Thread.currentThread()) {
+      try {
+        t.join(timeoutMs);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    if (t.isAlive()) {
+      LOG.error("UCX worker {}: its progress thread still runs after {} ms;"
+          + " leaving the worker allocated rather than free it under that"
+          + " thread", name, timeoutMs);
+      return false;
+    }
+    return true;
+  }
+
   /** Queues {@code task} for the thread and wakes it. */
   void execute(Runnable task) {
     tasks.add(task);

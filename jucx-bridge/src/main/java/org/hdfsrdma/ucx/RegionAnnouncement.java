@@ -1,8 +1,6 @@
 package org.hdfsrdma.ucx;
 
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.util.zip.CRC32;
 
 /**
  * Flyweight over the message by which an exposer announces, once per
@@ -28,7 +26,8 @@ import java.util.zip.CRC32;
  *  +---------------+
  * </pre>
  *
- * <p>Big-endian. The CRC32 covers every byte before it. The region id is
+ * <p>Header and CRC32 as every message's ({@link MessageHeader}:
+ * big-endian, the CRC32 covers every byte before it). The region id is
  * the exposer's name for the region within the session, 1 to
  * {@link #MAX_REGION_ID}; 0 is reserved for "no region". A getter trusts
  * none of it: {@link RemoteRegion} checks the key's shape and, for shared
@@ -38,7 +37,7 @@ public final class RegionAnnouncement {
 
   public static final byte TYPE = 1;
 
-  public static final int SESSION_OFFSET = PacketDescriptor.SESSION_OFFSET;
+  public static final int SESSION_OFFSET = MessageHeader.LENGTH;
   public static final int REGION_ID_OFFSET = 16;
   public static final int RKEY_LENGTH_OFFSET = 20;
   public static final int RESERVED_OFFSET = 22;
@@ -49,49 +48,37 @@ public final class RegionAnnouncement {
   /** Packed UCX remote keys are tens to a few hundred bytes. */
   public static final int MAX_RKEY_LENGTH = 1024;
   /** The longest announcement. */
-  public static final int MAX_LENGTH = RKEY_OFFSET + MAX_RKEY_LENGTH + 4;
+  public static final int MAX_LENGTH =
+      RKEY_OFFSET + MAX_RKEY_LENGTH + MessageHeader.CRC_LENGTH;
   /** Region ids a session may use: 1 to this. */
   public static final int MAX_REGION_ID = 1 << 20;
 
-  private final CRC32 crc = new CRC32();
-  private ByteBuffer buffer;
-  private ByteBuffer view;
-  private int base;
-  private int length;
+  private final MessageHeader header = new MessageHeader();
 
   /** Bytes an announcement with a key of {@code rkeyLength} bytes takes. */
   public static int encodedLength(int rkeyLength) {
-    return RKEY_OFFSET + rkeyLength + 4;
+    return RKEY_OFFSET + rkeyLength + MessageHeader.CRC_LENGTH;
   }
 
-  /** Points this flyweight at a message of {@code len} bytes. */
+  /**
+   * Points this flyweight at a message of {@code len} bytes: the length
+   * the transport delivered, or the space to encode in.
+   */
   public RegionAnnouncement wrap(ByteBuffer buf, int offset, int len) {
-    if (buf.order() != ByteOrder.BIG_ENDIAN) {
-      throw new IllegalArgumentException("message buffers are big-endian");
-    }
-    if (offset < 0 || len < 0 || offset + len > buf.capacity()) {
-      throw new IndexOutOfBoundsException("offset " + offset + " length "
-          + len + " capacity " + buf.capacity());
-    }
-    if (buf != buffer) {
-      this.buffer = buf;
-      this.view = buf.duplicate();
-    }
-    this.base = offset;
-    this.length = len;
+    header.wrap(buf, offset, len);
     return this;
   }
 
   public ByteBuffer buffer() {
-    return buffer;
+    return header.buffer();
   }
 
   public int offset() {
-    return base;
+    return header.offset();
   }
 
   public int length() {
-    return length;
+    return header.length();
   }
 
   /**
@@ -105,71 +92,56 @@ public final class RegionAnnouncement {
           + " bytes");
     }
     int total = encodedLength(rkey.length);
-    if (base + total > buffer.capacity()) {
+    if (total > header.length()) {
       throw new IllegalArgumentException("announcement of " + total
-          + " bytes does not fit at " + base + " of " + buffer.capacity());
+          + " bytes does not fit in " + header.length() + " at "
+          + header.offset() + " of " + header.buffer().capacity());
     }
-    buffer.putInt(base + PacketDescriptor.MAGIC_OFFSET, PacketDescriptor.MAGIC);
-    buffer.putShort(base + PacketDescriptor.VERSION_OFFSET,
-        PacketDescriptor.VERSION);
-    buffer.put(base + PacketDescriptor.TYPE_OFFSET, TYPE);
-    buffer.put(base + PacketDescriptor.FLAGS_OFFSET, (byte) 0);
-    buffer.putLong(base + SESSION_OFFSET, session);
-    buffer.putInt(base + REGION_ID_OFFSET, regionId);
-    buffer.putShort(base + RKEY_LENGTH_OFFSET, (short) rkey.length);
-    buffer.putShort(base + RESERVED_OFFSET, (short) 0);
-    buffer.putLong(base + BASE_OFFSET, regionBase);
-    buffer.putLong(base + LENGTH_OFFSET, regionLength);
-    for (int i = 0; i < rkey.length; i++) {
-      buffer.put(base + RKEY_OFFSET + i, rkey[i]);
-    }
-    this.length = total;
-    return seal();
+    header.writeHeader(TYPE, 0);
+    header.putLong(SESSION_OFFSET, session);
+    header.putInt(REGION_ID_OFFSET, regionId);
+    header.putShort(RKEY_LENGTH_OFFSET, (short) rkey.length);
+    header.putShort(RESERVED_OFFSET, (short) 0);
+    header.putLong(BASE_OFFSET, regionBase);
+    header.putLong(LENGTH_OFFSET, regionLength);
+    header.putBytes(RKEY_OFFSET, rkey);
+    header.seal(total);
+    return this;
   }
 
   /** Recomputes the CRC after fields were changed in place. */
   public RegionAnnouncement seal() {
-    buffer.putInt(base + length - 4, computeCrc());
+    header.seal();
     return this;
-  }
-
-  private int computeCrc() {
-    return WireCrc.of(crc, view, base, base + length - 4);
   }
 
   /**
    * Checks the structure before any field is used.
    *
-   * @throws MalformedDescriptorException saying what is wrong
+   * @throws MalformedMessageException saying what is wrong
    */
-  public RegionAnnouncement validate() throws MalformedDescriptorException {
+  public RegionAnnouncement validate() throws MalformedMessageException {
+    int length = header.length();
     if (length < encodedLength(1) || length > MAX_LENGTH) {
-      throw new MalformedDescriptorException("region announcement of "
+      throw new MalformedMessageException("region announcement of "
           + length + " bytes, outside " + encodedLength(1) + ".."
           + MAX_LENGTH);
     }
-    WireCrc.checkHeader(buffer, base, TYPE);
-    if (buffer.get(base + PacketDescriptor.FLAGS_OFFSET) != 0
-        || buffer.getShort(base + RESERVED_OFFSET) != 0) {
-      throw new MalformedDescriptorException(
+    header.checkHeader(TYPE);
+    if (header.flags() != 0 || header.getShort(RESERVED_OFFSET) != 0) {
+      throw new MalformedMessageException(
           "reserved bits of a region announcement are set");
     }
     int rkeyLength = rkeyLength();
     if (encodedLength(rkeyLength) != length) {
-      throw new MalformedDescriptorException("region announcement of "
+      throw new MalformedMessageException("region announcement of "
           + length + " bytes with a remote key of " + rkeyLength
           + " bytes (expected " + encodedLength(rkeyLength) + ")");
     }
-    int carried = buffer.getInt(base + length - 4);
-    int computed = computeCrc();
-    if (carried != computed) {
-      throw new MalformedDescriptorException(String.format(
-          "announcement checksum mismatch: carries 0x%08x, content gives"
-          + " 0x%08x", carried, computed));
-    }
+    header.checkCrc("announcement");
     int id = regionId();
     if (id < 1 || id > MAX_REGION_ID) {
-      throw new MalformedDescriptorException("region id " + id
+      throw new MalformedMessageException("region id " + id
           + " outside 1.." + MAX_REGION_ID);
     }
     long b = regionBase();
@@ -177,49 +149,47 @@ public final class RegionAnnouncement {
     // User memory lies in the lower half of the address space: a positive
     // base and end keep every range check of the getter free of overflow.
     if (b <= 0 || len <= 0 || b + len < b) {
-      throw new MalformedDescriptorException("bad region: base 0x"
+      throw new MalformedMessageException("bad region: base 0x"
           + Long.toHexString(b) + " length " + len);
     }
     return this;
   }
 
   public long session() {
-    return buffer.getLong(base + SESSION_OFFSET);
+    return header.getLong(SESSION_OFFSET);
   }
 
   public int regionId() {
-    return buffer.getInt(base + REGION_ID_OFFSET);
+    return header.getInt(REGION_ID_OFFSET);
   }
 
   public int rkeyLength() {
-    return buffer.getShort(base + RKEY_LENGTH_OFFSET) & 0xFFFF;
+    return header.getUnsignedShort(RKEY_LENGTH_OFFSET);
   }
 
   /** Offset of the packed remote key in {@link #buffer()}. */
   public int rkeyOffset() {
-    return base + RKEY_OFFSET;
+    return header.offset() + RKEY_OFFSET;
   }
 
   public long regionBase() {
-    return buffer.getLong(base + BASE_OFFSET);
+    return header.getLong(BASE_OFFSET);
   }
 
   public long regionLength() {
-    return buffer.getLong(base + LENGTH_OFFSET);
+    return header.getLong(LENGTH_OFFSET);
   }
 
   /** A copy of the packed remote key. */
   public byte[] rkey() {
     byte[] k = new byte[rkeyLength()];
-    for (int i = 0; i < k.length; i++) {
-      k[i] = buffer.get(base + RKEY_OFFSET + i);
-    }
+    header.getBytes(RKEY_OFFSET, k);
     return k;
   }
 
   @Override
   public String toString() {
-    return buffer == null ? "RegionAnnouncement(unwrapped)"
+    return header.buffer() == null ? "RegionAnnouncement(unwrapped)"
         : "RegionAnnouncement(region " + regionId() + ", base 0x"
             + Long.toHexString(regionBase()) + ", length " + regionLength()
             + ", key " + rkeyLength() + " bytes)";

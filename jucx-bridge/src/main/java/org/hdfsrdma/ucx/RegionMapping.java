@@ -35,13 +35,13 @@ final class RegionMapping implements Closeable {
   /**
    * Attaches {@code segment} read-only, as the next attachment.
    *
-   * @throws MalformedDescriptorException when the kernel refuses
+   * @throws MalformedMessageException when the kernel refuses
    */
   void attach(PackedRemoteKey.SysvEntry segment, String peer)
-      throws MalformedDescriptorException {
+      throws MalformedMessageException {
     long at = NativeUcx.shmAttach(segment.shmid);
     if (at < 0) {
-      throw new MalformedDescriptorException("cannot attach " + segment
+      throw new MalformedMessageException("cannot attach " + segment
           + " named by " + peer + ": errno " + (-at));
     }
     attachments[attached++] = at;
@@ -56,10 +56,10 @@ final class RegionMapping implements Closeable {
    * Has UCX unpack {@code packed} for {@code endpoint} (a ucp_ep_h).
    *
    * @param what the key's region and peer, for the message
-   * @throws MalformedDescriptorException when UCX cannot unpack it
+   * @throws MalformedMessageException when UCX cannot unpack it
    */
   void unpackKey(long endpoint, byte[] packed, String what)
-      throws MalformedDescriptorException {
+      throws MalformedMessageException {
     ByteBuffer key = ByteBuffer.allocateDirect(packed.length + RKEY_PADDING);
     key.put(packed).clear();
     ByteBuffer status = ByteBuffer.allocateDirect(4)
@@ -67,7 +67,7 @@ final class RegionMapping implements Closeable {
     rkey = NativeUcx.rkeyUnpack(endpoint, UcxUtils.getAddress(key),
         UcxUtils.getAddress(status));
     if (rkey == 0) {
-      throw new MalformedDescriptorException("UCX could not unpack the"
+      throw new MalformedMessageException("UCX could not unpack the"
           + " remote key of " + what + ": "
           + NativeUcx.describe(status.getInt(0)));
     }

@@ -3,19 +3,12 @@ package org.hdfsrdma.ucx;
 import java.io.Closeable;
 import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
-import org.openucx.jucx.UcxUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,6 +35,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>{@link #close()} is idempotent and never frees memory a lease still
  * holds: such slabs are released when their last lease is.
+ *
+ * <p>Its parts, package-private: the slabs and their buffers are a
+ * {@link PoolSlabs} (each slab a {@link RegisteredSlab}), the free buffers
+ * a {@link BufferFreeList}, the tokens and their counts a
+ * {@link LeaseLedger}. The pool decides when to grow, hands buffers out,
+ * takes them back, lets acquirers wait, and closes.
  */
 public final class RegisteredBufferPool implements Closeable {
 
@@ -51,27 +50,14 @@ public final class RegisteredBufferPool implements Closeable {
   /** A token that names no buffer. */
   public static final long NO_LEASE = -1L;
 
-  private final UcxContext context;
   private final String name;
   private final int bufferSize;
-  private final int buffersPerSlab;
-  private final long slabBytes;
   private final long capBytes;
-  private final boolean recordLeaseSites;
   private final int maxBuffers;
 
-  /** Registered slabs; buffers are their equal slices. */
-  private final RegisteredSlab[] slabs;
-  private volatile int slabCount;
-  /** Per buffer: address, view (one per buffer, reused by each lease). */
-  private final long[] addresses;
-  private final ByteBuffer[] views;
-  /** Per buffer: odd while leased; incremented by acquire and release. */
-  private final AtomicIntegerArray generations;
-  private final Throwable[] leaseSites;
+  private final PoolSlabs slabs;
+  private final LeaseLedger leases;
   private final BufferFreeList free;
-  private final Set<Integer> sharedSegments =
-      Collections.newSetFromMap(new ConcurrentHashMap<Integer, Boolean>());
 
   /** Guards slab registration, waiting and close (the slow paths). */
   private final ReentrantLock lock = new ReentrantLock();
@@ -79,12 +65,8 @@ public final class RegisteredBufferPool implements Closeable {
   private volatile int waiters;
   private volatile boolean closed;
 
-  private final AtomicInteger leasedCount = new AtomicInteger();
-  private final AtomicInteger peakLeased = new AtomicInteger();
-  private final LongAdder acquisitions = new LongAdder();
   private final LongAdder waits = new LongAdder();
   private final LongAdder timeouts = new LongAdder();
-  private long registrations;
 
   /**
    * Creates an empty pool; no memory is registered until first use.
@@ -111,20 +93,13 @@ public final class RegisteredBufferPool implements Closeable {
       throw new IllegalArgumentException("slab of " + slabBytes
           + " bytes or " + (capBytes / bufferSize) + " buffers is too many");
     }
-    this.context = context;
     this.name = name;
     this.bufferSize = bufferSize;
-    this.slabBytes = slabBytes;
-    this.buffersPerSlab = (int) (slabBytes / bufferSize);
     this.capBytes = capBytes;
-    this.recordLeaseSites = recordLeaseSites;
     this.maxBuffers = (int) (capBytes / bufferSize);
-    this.slabs = new RegisteredSlab[(int) (capBytes / slabBytes)];
-    this.addresses = new long[maxBuffers];
-    this.views = new ByteBuffer[maxBuffers];
-    this.generations = new AtomicIntegerArray(maxBuffers);
+    this.slabs = new PoolSlabs(context, name, bufferSize, slabBytes, capBytes);
+    this.leases = new LeaseLedger(maxBuffers, recordLeaseSites);
     this.free = new BufferFreeList(maxBuffers);
-    this.leaseSites = recordLeaseSites ? new Throwable[maxBuffers] : null;
   }
 
   public int bufferSize() {
@@ -205,7 +180,7 @@ public final class RegisteredBufferPool implements Closeable {
       if (index >= 0) {
         return lease(index);
       }
-      if (slabCount == slabs.length) {
+      if (slabs.isFull()) {
         return NO_LEASE;
       }
       lock.lock();
@@ -213,7 +188,7 @@ public final class RegisteredBufferPool implements Closeable {
         if (closed) {
           continue;
         }
-        if (free.isEmpty() && slabCount < slabs.length) {
+        if (free.isEmpty() && !slabs.isFull()) {
           addSlab();
         }
       } finally {
@@ -223,34 +198,18 @@ public final class RegisteredBufferPool implements Closeable {
   }
 
   private long lease(int index) {
-    int generation = generations.incrementAndGet(index);
-    slabs[index / buffersPerSlab].leased.incrementAndGet();
-    int leased = leasedCount.incrementAndGet();
-    int peak;
-    while (leased > (peak = peakLeased.get())
-        && !peakLeased.compareAndSet(peak, leased)) {
-      // retry
-    }
-    acquisitions.increment();
-    if (leaseSites != null) {
-      leaseSites[index] = new Throwable("acquired here");
-    }
-    return ((long) generation << 32) | index;
+    long token = leases.lease(index);
+    slabs.slabOf(index).leased.incrementAndGet();
+    return token;
   }
 
   /** Returns a lease's buffer. Idempotent: a stale token does nothing. */
   public void release(long token) {
-    if (token == NO_LEASE) {
+    int index = leases.release(token);
+    if (index < 0) {
       return;
     }
-    int index = (int) token;
-    int generation = (int) (token >>> 32);
-    if (index < 0 || index >= maxBuffers
-        || !generations.compareAndSet(index, generation, generation + 1)) {
-      return;
-    }
-    leasedCount.decrementAndGet();
-    RegisteredSlab slab = slabs[index / buffersPerSlab];
+    RegisteredSlab slab = slabs.slabOf(index);
     int left = slab.leased.decrementAndGet();
     if (closed) {
       if (left == 0) {
@@ -276,16 +235,7 @@ public final class RegisteredBufferPool implements Closeable {
 
   /** Whether {@code token} no longer names a lease. */
   public boolean isReleased(long token) {
-    int index = (int) token;
-    return token == NO_LEASE || index < 0 || index >= maxBuffers
-        || generations.get(index) != (int) (token >>> 32);
-  }
-
-  private int check(long token) {
-    if (isReleased(token)) {
-      throw new IllegalStateException("buffer used after release");
-    }
-    return (int) token;
+    return leases.isReleased(token);
   }
 
   /**
@@ -294,37 +244,37 @@ public final class RegisteredBufferPool implements Closeable {
    * holder owns its position and limit and must not hand it on.
    */
   public ByteBuffer buffer(long token) {
-    return views[check(token)];
+    return slabs.view(leases.indexOf(token));
   }
 
   /** Native address of the buffer's first byte. */
   public long address(long token) {
-    return addresses[check(token)];
+    return slabs.address(leases.indexOf(token));
   }
 
   /** Id of the registered slab (region) holding the buffer. */
   public int regionId(long token) {
-    return check(token) / buffersPerSlab;
+    return leases.indexOf(token) / slabs.buffersPerSlab();
   }
 
   /** Address of a region's first byte. */
   public long regionAddress(int regionId) {
-    return slabs[regionId].address;
+    return slabs.slab(regionId).address;
   }
 
   /** Length of a region. */
   public long regionLength(int regionId) {
-    return slabs[regionId].length;
+    return slabs.slab(regionId).length;
   }
 
   /** A region's packed remote key; shared: do not modify. */
   public byte[] regionKey(int regionId) {
-    return slabs[regionId].rkey;
+    return slabs.slab(regionId).rkey;
   }
 
   /** Regions registered so far (ids 0 to this minus one). */
   public int regionCount() {
-    return slabCount;
+    return slabs.count();
   }
 
   /**
@@ -333,58 +283,30 @@ public final class RegisteredBufferPool implements Closeable {
    * client) names it.
    */
   public boolean ownsSegment(int shmid) {
-    return sharedSegments.contains(shmid);
+    return slabs.ownsSegment(shmid);
   }
 
   /** Registers one more slab and frees its buffers; lock held. */
   private void addSlab() {
-    RegisteredSlab slab = RegisteredSlab.allocate(context, slabCount,
-        slabBytes, name);
-    int first = slab.id * buffersPerSlab;
-    try {
-      ByteBuffer whole = UcxUtils.getByteBufferView(slab.address, slabBytes);
-      for (int i = 0; i < buffersPerSlab; i++) {
-        int index = first + i;
-        addresses[index] = slab.address + (long) i * bufferSize;
-        ByteBuffer dup = whole.duplicate();
-        dup.position(i * bufferSize).limit((i + 1) * bufferSize);
-        views[index] = dup.slice();
-      }
-    } catch (RuntimeException | Error e) {
-      Closeables.closeAfterFailure(e, slab);
-      throw e;
-    }
-    for (int shmid : slab.sharedSegments) {
-      sharedSegments.add(shmid);
-    }
-    slabs[slab.id] = slab;
-    slabCount = slab.id + 1;
-    registrations++;
-    for (int i = buffersPerSlab - 1; i >= 0; i--) {
+    RegisteredSlab slab = slabs.grow();
+    int first = slab.id * slabs.buffersPerSlab();
+    for (int i = slabs.buffersPerSlab() - 1; i >= 0; i--) {
       free.push(first + i);
     }
-    LOG.debug("Pool {} registered slab {} of {} bytes ({} of {} bytes)", name,
-        slab.id, slabBytes, (long) slabCount * slabBytes, capBytes);
   }
 
   private long inUseBytes() {
-    return (long) leasedCount.get() * bufferSize;
+    return (long) leases.leased() * bufferSize;
   }
 
   /** A point-in-time copy of this pool's counters. */
   public PoolMetrics metrics() {
     lock.lock();
     try {
-      long registered = 0;
-      for (int i = 0; i < slabCount; i++) {
-        if (!slabs[i].isClosed()) {
-          registered += slabBytes;
-        }
-      }
       return new PoolMetrics(inUseBytes(),
-          (long) peakLeased.get() * bufferSize, registered, capBytes,
-          registrations, acquisitions.sum(), waits.sum(), timeouts.sum(),
-          leasedCount.get());
+          (long) leases.peak() * bufferSize, slabs.registeredBytes(),
+          capBytes, slabs.registrations(), leases.acquisitions(), waits.sum(),
+          timeouts.sum(), leases.leased());
     } finally {
       lock.unlock();
     }
@@ -395,27 +317,8 @@ public final class RegisteredBufferPool implements Closeable {
    * With lease sites recorded, each entry carries where it was acquired.
    */
   public List<String> outstandingLeases() {
-    List<String> out = new ArrayList<String>();
-    int buffers = slabCount * buffersPerSlab;
-    for (int i = 0; i < buffers; i++) {
-      if ((generations.get(i) & 1) != 0) {
-        StringBuilder sb = new StringBuilder("region ")
-            .append(i / buffersPerSlab).append(" offset ")
-            .append((long) (i % buffersPerSlab) * bufferSize);
-        Throwable site = leaseSites == null ? null : leaseSites[i];
-        if (site != null) {
-          for (StackTraceElement e : site.getStackTrace()) {
-            if (!e.getClassName().startsWith(
-                RegisteredBufferPool.class.getName())) {
-              sb.append(" acquired at ").append(e);
-              break;
-            }
-          }
-        }
-        out.add(sb.toString());
-      }
-    }
-    return out;
+    return leases.outstanding(slabs.count() * slabs.buffersPerSlab(),
+        slabs::position);
   }
 
   /** Fails when any buffer is still leased: for tests' tear-down. */
@@ -441,17 +344,11 @@ public final class RegisteredBufferPool implements Closeable {
       closed = true;
       free.clear();
       released.signalAll();
-      if (leasedCount.get() != 0) {
+      if (leases.leased() != 0) {
         LOG.warn("Pool {} closed with {} buffer(s) still leased; their slabs"
-            + " are freed when they are released", name, leasedCount.get());
+            + " are freed when they are released", name, leases.leased());
       }
-      List<RegisteredSlab> unleased = new ArrayList<RegisteredSlab>();
-      for (int i = 0; i < slabCount; i++) {
-        if (slabs[i].leased.get() == 0) {
-          unleased.add(slabs[i]);
-        }
-      }
-      Closeables.closeAll(unleased);
+      slabs.closeUnleased();
     } finally {
       lock.unlock();
     }
@@ -459,7 +356,7 @@ public final class RegisteredBufferPool implements Closeable {
 
   @Override
   public String toString() {
-    return "RegisteredBufferPool(" + name + ", " + leasedCount.get() + " of "
+    return "RegisteredBufferPool(" + name + ", " + leases.leased() + " of "
         + maxBuffers + " buffers leased)";
   }
 }

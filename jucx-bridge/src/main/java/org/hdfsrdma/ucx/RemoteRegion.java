@@ -94,19 +94,19 @@ public final class RemoteRegion {
    * endpoint UCX handed the handler) is valid only there.
    *
    * @param peer who announced it, for messages
-   * @throws MalformedDescriptorException when the key or the region fails a
+   * @throws MalformedMessageException when the key or the region fails a
    *     check (nothing of it was handed to UCX, or what was is released)
    */
   public static RemoteRegion open(long replyEndpoint, RegionAnnouncement a,
       Policy policy, String peer) throws IOException {
     if (replyEndpoint == 0) {
-      throw new MalformedDescriptorException("region " + a.regionId()
+      throw new MalformedMessageException("region " + a.regionId()
           + " from " + peer + " came without a reply endpoint");
     }
     byte[] packed = a.rkey();
     String problem = PackedRemoteKey.inspect(packed);
     if (problem != null) {
-      throw new MalformedDescriptorException(problem + " (region "
+      throw new MalformedMessageException(problem + " (region "
           + a.regionId() + " from " + peer + ")");
     }
     long regionBase = a.regionBase();
@@ -125,12 +125,12 @@ public final class RemoteRegion {
     byte[] forUcx;
     try {
       forUcx = PackedRemoteKey.forEndpoint(packed, reached, segments);
-    } catch (MalformedDescriptorException e) {
-      throw new MalformedDescriptorException(e.getMessage() + " (region "
+    } catch (MalformedMessageException e) {
+      throw new MalformedMessageException(e.getMessage() + " (region "
           + a.regionId() + " from " + peer + ")");
     }
     if (segments.size() > 1) {
-      throw new MalformedDescriptorException("the key of region "
+      throw new MalformedMessageException("the key of region "
           + a.regionId() + " from " + peer + " names " + segments.size()
           + " SysV segments; a region lies in one");
     }
@@ -150,7 +150,7 @@ public final class RemoteRegion {
         // the kernel vouched for, never through UCX's pointer, which is
         // the peer's address plus an offset the peer chose.
         if (segments.size() != 1) {
-          throw new MalformedDescriptorException("region " + a.regionId()
+          throw new MalformedMessageException("region " + a.regionId()
               + " from " + peer + " maps directly but names "
               + segments.size() + " SysV segments, not exactly one whose"
               + " bounds the kernel vouches for");
@@ -163,7 +163,7 @@ public final class RemoteRegion {
         boolean emulated = lanes.rmaTransports().isEmpty()
             || lanes.rmaTransports().contains("tcp");
         if (emulated && !policy.allowEmulatedGets) {
-          throw new MalformedDescriptorException("gets of region "
+          throw new MalformedMessageException("gets of region "
               + a.regionId() + " from " + peer + " would be emulated by"
               + " the peer's CPU (RMA lanes " + lanes.rmaTransports()
               + "), which this getter does not allow");
@@ -182,28 +182,28 @@ public final class RemoteRegion {
   /** The kernel's checks of one SysV segment a key names. */
   private static void checkSegment(PackedRemoteKey.SysvEntry s,
       long regionBase, long regionLength, Policy policy, String peer)
-      throws MalformedDescriptorException {
+      throws MalformedMessageException {
     long[] facts = new long[6];
     int rc = NativeUcx.shmStat(s.shmid, facts);
     if (rc != 0) {
-      throw new MalformedDescriptorException(s + " named by " + peer
+      throw new MalformedMessageException(s + " named by " + peer
           + " cannot be examined: errno " + (-rc));
     }
     long size = facts[0];
     long creatorPid = facts[1];
     long ownerUid = facts[2];
     if (ownerUid != NativeUcx.euid()) {
-      throw new MalformedDescriptorException(s + " named by " + peer
+      throw new MalformedMessageException(s + " named by " + peer
           + " belongs to uid " + ownerUid + ", not to this process's user");
     }
     if (creatorPid == NativeUcx.pid() && !policy.ownSegments.test(s.shmid)) {
-      throw new MalformedDescriptorException(s + " named by " + peer
+      throw new MalformedMessageException(s + " named by " + peer
           + " is this process's own memory");
     }
     long end = s.ownerAddress + size;
     if (s.ownerAddress == 0 || end < s.ownerAddress
         || regionBase < s.ownerAddress || regionBase + regionLength > end) {
-      throw new MalformedDescriptorException("region [0x"
+      throw new MalformedMessageException("region [0x"
           + Long.toHexString(regionBase) + ", +" + regionLength + ") of "
           + peer + " does not lie inside " + s + " of " + size + " bytes");
     }

@@ -9,14 +9,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 import org.openucx.jucx.UcxCallback;
-import org.openucx.jucx.ucp.UcpEndpoint;
-import org.openucx.jucx.ucp.UcpEndpointParams;
 import org.openucx.jucx.ucp.UcpRequest;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,6 +30,11 @@ import org.slf4j.LoggerFactory;
  * <p>Peer failure (UCX's error callback, with peer error handling on)
  * makes the endpoint unusable for good and closes it; every later send
  * fails with an {@link UcxOperationException} naming the peer. Thread-safe.
+ *
+ * <p>The UCX endpoint itself, the threads inside it and how UCX is made to
+ * let go of it are a {@link NativeEndpoint}'s; this class is what the
+ * connection means: its wire-up, its failure, its listeners, its
+ * operations.
  */
 public final class UcxEndpoint implements Closeable {
 
@@ -47,32 +48,9 @@ public final class UcxEndpoint implements Closeable {
         return t;
       });
 
-  /** Zero bytes after a copied worker address. */
-  private static final int ADDRESS_PADDING = 4096;
-
-  /** How long close() waits for threads inside a send. */
-  private static final long CLOSE_WAIT_MS = 5_000;
-
-  /**
-   * The closing flush's callback. JUCX's own default throws from
-   * {@code onError}, on whichever thread progresses: a flush that failed
-   * because the peer reset the connection ended a DataNode's progress
-   * thread.
-   */
-  private static final UcxCallback QUIET = new UcxCallback() {
-    @Override
-    public void onError(int status, String message) {
-      LOG.debug("Flush before closing a UCX endpoint failed: {} ({})",
-          message, status);
-    }
-  };
-
   private final UcxWorker worker;
   private final String peer;
-  private final UcpEndpoint endpoint;
-  private final long handle;
-  private final AtomicInteger inside = new AtomicInteger();
-  private final AtomicBoolean closed = new AtomicBoolean();
+  private final NativeEndpoint ucx;
   private final AtomicLong messagesSent = new AtomicLong();
   private final List<Consumer<UcxEndpoint>> closeListeners =
       new CopyOnWriteArrayList<Consumer<UcxEndpoint>>();
@@ -87,18 +65,8 @@ public final class UcxEndpoint implements Closeable {
       boolean peerErrorHandling) {
     this.worker = worker;
     this.peer = peer;
-    // UCX parses a worker address with no length: zeros after it keep any
-    // read past its end inside this buffer.
-    ByteBuffer a = ByteBuffer.allocateDirect(address.length + ADDRESS_PADDING);
-    a.put(address).clear();
-    UcpEndpointParams params = new UcpEndpointParams().setUcpAddress(a)
-        .setName("hdfs-rdma to " + peer)
-        .setErrorHandler((ep, status, message) -> onError(status, message));
-    if (peerErrorHandling) {
-      params.setPeerErrorHandlingMode();
-    }
-    this.endpoint = worker.ucp().newEndpoint(params);
-    this.handle = endpoint.getNativeId();
+    this.ucx = new NativeEndpoint(worker, peer, address, peerErrorHandling,
+        (ep, status, message) -> onError(status, message));
   }
 
   /**
@@ -125,7 +93,7 @@ public final class UcxEndpoint implements Closeable {
       return connected;
     }
     try {
-      e.endpoint.flushNonBlocking(new UcxCallback() {
+      e.ucx.flush(new UcxCallback() {
         @Override
         public void onSuccess(UcpRequest request) {
           IOException f = e.failure;
@@ -176,7 +144,7 @@ public final class UcxEndpoint implements Closeable {
 
   /** True until the endpoint failed or was closed. */
   public boolean isUsable() {
-    return failure == null && !closed.get();
+    return failure == null && !ucx.isClosed();
   }
 
   /** Why the endpoint failed, or null. */
@@ -201,7 +169,7 @@ public final class UcxEndpoint implements Closeable {
    */
   public void addCloseListener(Consumer<UcxEndpoint> listener) {
     closeListeners.add(listener);
-    if (closed.get()) {
+    if (ucx.isClosed()) {
       notifyClosed(listener);
     }
   }
@@ -225,19 +193,18 @@ public final class UcxEndpoint implements Closeable {
    *     refused the send
    */
   public int send(long address, int length, long slot) throws IOException {
-    inside.incrementAndGet();
+    if (!ucx.enter()) {
+      throw unusable("send of a message");
+    }
     // No progress runs meanwhile: an endpoint UCX marked failed has had its
-    // error callback, so the check below refuses it (see UcxWorker).
-    boolean gated = worker.enterOperation();
+    // error callback, so the check below refuses it (see NativeWorker).
+    boolean gated = ucx.enterOperation();
     try {
-      IOException f = failure;
-      if (f != null || closed.get()) {
-        throw new UcxOperationException(peer, "send of a message", 0,
-            f != null ? "the connection failed: " + f.getMessage()
-                : "the connection is closed", f);
+      if (failure != null) {
+        throw unusable("send of a message");
       }
-      int rc = NativeUcx.amSend(handle, UcxWorker.MESSAGE_AM_ID, address,
-          length, slot);
+      int rc = NativeUcx.amSend(ucx.handle(), UcxWorker.MESSAGE_AM_ID,
+          address, length, slot);
       if (rc < 0) {
         throw new UcxOperationException(peer, "send of a message", rc,
             NativeUcx.describe(rc));
@@ -245,8 +212,8 @@ public final class UcxEndpoint implements Closeable {
       messagesSent.incrementAndGet();
       return rc;
     } finally {
-      worker.leaveOperation(gated);
-      inside.decrementAndGet();
+      ucx.leaveOperation(gated);
+      ucx.leave();
     }
   }
 
@@ -258,30 +225,38 @@ public final class UcxEndpoint implements Closeable {
    */
   int get(long remote, long rkey, long local, int length, long slot)
       throws IOException {
-    inside.incrementAndGet();
-    boolean gated = worker.enterOperation();
+    if (!ucx.enter()) {
+      throw unusable("get of " + length + " bytes");
+    }
+    boolean gated = ucx.enterOperation();
     try {
-      IOException f = failure;
-      if (f != null || closed.get()) {
-        throw new UcxOperationException(peer, "get of " + length + " bytes",
-            0, f != null ? "the connection failed: " + f.getMessage()
-                : "the connection is closed", f);
+      if (failure != null) {
+        throw unusable("get of " + length + " bytes");
       }
-      int rc = NativeUcx.get(handle, remote, rkey, local, length, slot);
+      int rc = NativeUcx.get(ucx.handle(), remote, rkey, local, length,
+          slot);
       if (rc < 0) {
         throw new UcxOperationException(peer, "get of " + length + " bytes",
             rc, NativeUcx.describe(rc));
       }
       return rc;
     } finally {
-      worker.leaveOperation(gated);
-      inside.decrementAndGet();
+      ucx.leaveOperation(gated);
+      ucx.leave();
     }
+  }
+
+  /** Why {@code operation} cannot start: the failure, or the close. */
+  private UcxOperationException unusable(String operation) {
+    IOException f = failure;
+    return new UcxOperationException(peer, operation, 0, f != null
+        ? "the connection failed: " + f.getMessage()
+        : "the connection is closed", f);
   }
 
   /** The ucp_ep_h, to recognise it as a message's reply endpoint. */
   public long handle() {
-    return handle;
+    return ucx.handle();
   }
 
   /**
@@ -306,14 +281,14 @@ public final class UcxEndpoint implements Closeable {
    * wire-up is done).
    */
   public TransportReport transports() {
-    inside.incrementAndGet();
+    if (!ucx.enter()) {
+      return TransportReport.unknown();
+    }
     try {
-      if (closed.get()) {
-        return TransportReport.unknown();
-      }
-      return TransportReport.parse(NativeIntrospection.endpointInfo(handle));
+      return TransportReport.parse(NativeIntrospection.endpointInfo(
+          ucx.handle()));
     } finally {
-      inside.decrementAndGet();
+      ucx.leave();
     }
   }
 
@@ -333,7 +308,7 @@ public final class UcxEndpoint implements Closeable {
       // Whoever uses the endpoint hears of it (sends fail naming the peer,
       // close listeners see failure()); a peer that merely went away,
       // like a client JVM that exited, is no news for the log.
-      if (!closed.get()) {
+      if (!ucx.isClosed()) {
         LOG.debug("UCX connection to {} failed: {}", peer,
             reason.getMessage());
       }
@@ -356,44 +331,8 @@ public final class UcxEndpoint implements Closeable {
   }
 
   private void close(boolean wait) {
-    if (!closed.compareAndSet(false, true)) {
+    if (!ucx.release(wait, () -> failure == null)) {
       return;
-    }
-    long deadline = System.nanoTime()
-        + TimeUnit.MILLISECONDS.toNanos(CLOSE_WAIT_MS);
-    while (inside.get() != 0 && System.nanoTime() < deadline) {
-      Thread.yield();
-    }
-    if (failure == null && wait) {
-      // What was sent reaches the peer before the endpoint goes.
-      try {
-        UcpRequest flush = endpoint.flushNonBlocking(QUIET);
-        if (flush != null && !awaitCompletion(flush, deadline)) {
-          LOG.debug("The UCX endpoint to {} did not flush in {} ms; closing"
-              + " it anyway", peer, CLOSE_WAIT_MS);
-        }
-      } catch (RuntimeException e) {
-        LOG.debug("Flushing the UCX endpoint to {}: {}", peer, e.toString());
-      }
-    }
-    // Always by force: UCX 1.13 destroys an endpoint closed in flush mode
-    // only with its worker once the peer has connected to it
-    // (ucp_ep_disconnected), keeping its sockets and its mappings of the
-    // peer's shared memory for the worker's life.
-    UcpRequest request = null;
-    try {
-      request = endpoint.closeNonBlockingForce();
-    } catch (RuntimeException e) {
-      LOG.debug("Closing the UCX endpoint to {}: {}", peer, e.toString());
-    }
-    if (request != null && !request.isCompleted()) {
-      if (wait) {
-        awaitCompletion(request, System.nanoTime()
-            + TimeUnit.MILLISECONDS.toNanos(CLOSE_WAIT_MS));
-      }
-      if (!request.isCompleted()) {
-        worker.completeBeforeDestroy(request);
-      }
     }
     for (Consumer<UcxEndpoint> listener : closeListeners) {
       notifyClosed(listener);
@@ -401,19 +340,9 @@ public final class UcxEndpoint implements Closeable {
     closedFuture.complete(null);
   }
 
-  private boolean awaitCompletion(UcpRequest request, long deadline) {
-    while (!request.isCompleted() && System.nanoTime() < deadline
-        && worker.isRunning()) {
-      if (worker.progress() == 0) {
-        Thread.yield();
-      }
-    }
-    return request.isCompleted();
-  }
-
   @Override
   public String toString() {
     return "UcxEndpoint(to " + peer + (failure != null ? ", failed"
-        : closed.get() ? ", closed" : "") + ")";
+        : ucx.isClosed() ? ", closed" : "") + ")";
   }
 }

@@ -1,14 +1,9 @@
 package org.hdfsrdma.ucx;
 
 import java.io.Closeable;
-import java.nio.ByteBuffer;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
-import org.openucx.jucx.ucp.UcpRequest;
 import org.openucx.jucx.ucp.UcpWorker;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -40,9 +35,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Messages.</b> Every active message of id {@link #MESSAGE_AM_ID} is
  * handed to the {@link MessageHandler}, inside UCX's callback, on whichever
- * thread is progressing; every other id the wire can carry has a handler
- * that only counts it (UCX 1.13 indexes its handler table with the id from
- * the wire unchecked, so a stray id must find an entry).
+ * thread is progressing; every other id is only counted (MessageDispatch).
  *
  * <p><b>Nothing throws on its threads.</b> An exception from the message
  * handler, a task, a callback inside progress or the progress loop is
@@ -51,10 +44,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Life cycle: construct, {@link #start()}, use, {@link #close()}.
  *
- * <p>Its parts, each package-private: NativeWorker (the UCX worker and the
- * threads inside it), MessageDispatch (the native message handlers and
- * their counters), WaiterHandoff (the waiter role and the drivers) and
- * ProgressLoop (the progress thread and its tasks).
+ * <p>Its parts, each package-private: NativeWorker (the UCX worker, every
+ * native call on it and the threads inside them), MessageDispatch (the
+ * native message handlers and their counters), WaiterHandoff (the waiter
+ * role and the drivers), ProgressLoop (the progress thread and its tasks)
+ * and InFlightMemory (the memory operations complete into).
  */
 public final class UcxWorker implements Closeable {
 
@@ -84,13 +78,6 @@ public final class UcxWorker implements Closeable {
 
   /** How long close() waits for drivers and the progress thread. */
   private static final long CLOSE_WAIT_MS = 10_000;
-
-  /**
-   * Operation memory of workers left allocated by {@link #close()} (a
-   * thread stayed inside): their operations may still complete into it.
-   */
-  private static final List<InFlightMemory> LEFT_ALLOCATED =
-      new CopyOnWriteArrayList<InFlightMemory>();
 
   /** A thread that progresses this worker while it waits for its data. */
   public static final class Driver {
@@ -125,19 +112,6 @@ public final class UcxWorker implements Closeable {
   private final MessageDispatch dispatch;
   private final WaiterHandoff waiters;
   private final ProgressLoop loop;
-  /**
-   * Progress (shared) against starting a send or a get on an endpoint
-   * (exclusive, {@link EndpointGate}). UCX 1.13 marks an endpoint whose
-   * peer failed as failed, discards its lanes and calls its error callback,
-   * all inside one progress call; a get or a send started on it after that
-   * crashes the process (SIGSEGV in ucp_get_nbx, and in ucp_am_send_nbx,
-   * each seen in about one run in twenty of TestPeerFailure; the get fixed
-   * in UCX by openucx/ucx#11629). An operation that holds this gate sees
-   * either an endpoint whose error callback already ran (and is refused in
-   * Java) or one UCX has not marked yet (whose operation then fails UCX's
-   * way).
-   */
-  private final EndpointGate endpointGate = new EndpointGate();
   private final InFlightMemory inFlight = new InFlightMemory();
   private boolean closed;
 
@@ -153,7 +127,7 @@ public final class UcxWorker implements Closeable {
     this.context = context;
     this.name = name;
     this.failures = new CallbackFailures(name);
-    NativeWorker created = new NativeWorker(context, name);
+    NativeWorker created = new NativeWorker(context, name, failures);
     try {
       this.dispatch = new MessageDispatch(created.handle(), name, failures);
     } catch (UcxUnavailableException | RuntimeException | Error e) {
@@ -187,22 +161,12 @@ public final class UcxWorker implements Closeable {
     return name;
   }
 
-  /**
-   * Enters the exclusive side of the gate between progress and endpoint
-   * operations: no thread is inside progress until {@link #leaveOperation}.
-   * From inside progress (a message handler, a callback) it enters nothing
-   * and returns false: UCX's worker lock already excludes other progress.
-   */
-  boolean enterOperation() {
-    return endpointGate.enterExclusive();
+  /** The UCX worker, for the native side of this worker's endpoints. */
+  NativeWorker natives() {
+    return ucx;
   }
 
-  /** Leaves what {@link #enterOperation} entered. */
-  void leaveOperation(boolean entered) {
-    endpointGate.leaveExclusive(entered);
-  }
-
-  /** The JUCX worker, for the control path (endpoints). */
+  /** The JUCX worker, for tests that make endpoints of their own. */
   UcpWorker ucp() {
     return ucx.ucp();
   }
@@ -213,10 +177,7 @@ public final class UcxWorker implements Closeable {
    * it carries no secret.
    */
   public byte[] address() {
-    ByteBuffer a = ucx.ucp().getAddress();
-    byte[] copy = new byte[a.remaining()];
-    a.duplicate().get(copy);
-    return copy;
+    return ucx.address();
   }
 
   /**
@@ -240,14 +201,6 @@ public final class UcxWorker implements Closeable {
   /** The progress thread, for tests and diagnostics. */
   public Thread progressThread() {
     return loop.thread();
-  }
-
-  /**
-   * An endpoint close UCX must finish before the worker is destroyed (UCX
-   * 1.13 aborts when a worker is destroyed under a pending endpoint close).
-   */
-  void completeBeforeDestroy(UcpRequest request) {
-    ucx.completeBeforeDestroy(request);
   }
 
   /**
@@ -302,26 +255,7 @@ public final class UcxWorker implements Closeable {
    * UCX's progress is counted ({@link #callbackFailures()}).
    */
   public int progress() {
-    if (!ucx.enter()) {
-      return 0;
-    }
-    int events;
-    Throwable escaped = null;
-    endpointGate.enterShared();
-    try {
-      events = NativeUcx.progress(ucx.handle());
-    } catch (Throwable t) {
-      // A JUCX callback that threw (ours catch their own) surfaces here,
-      // after UCX's progress call returned: counted as the event it was.
-      escaped = t;
-      events = 1;
-    } finally {
-      endpointGate.leaveShared();
-      ucx.leave();
-    }
-    if (escaped != null) {
-      failures.record(CallbackFailures.Kind.PROGRESS, escaped);
-    }
+    int events = ucx.progress();
     if (events > 0) {
       waiters.wakeWaitingDriver();
     }
@@ -407,17 +341,10 @@ public final class UcxWorker implements Closeable {
   /** UCX's own description of this worker (transports, config). */
   public CompletableFuture<String> describe() {
     CompletableFuture<String> f = new CompletableFuture<String>();
-    if (!ucx.enter()) {
-      f.completeExceptionally(new IllegalStateException("worker " + name
-          + " is closed"));
-      return f;
-    }
     try {
-      f.complete(NativeIntrospection.workerInfo(ucx.handle()));
+      f.complete(ucx.describe());
     } catch (Throwable t) {
       f.completeExceptionally(t);
-    } finally {
-      ucx.leave();
     }
     return f;
   }
@@ -426,54 +353,24 @@ public final class UcxWorker implements Closeable {
    * Stops the progress thread and destroys the UCX worker once no thread is
    * inside it. Endpoints of this worker must be closed first. Idempotent.
    * If a thread stays inside the worker past the wait, the native worker is
-   * left allocated rather than freed under it.
+   * left allocated rather than freed under it, and with it its handlers,
+   * the memory its operations complete into and its context.
    */
   @Override
   public void close() {
-    Thread t;
     synchronized (this) {
       if (closed) {
         return;
       }
       closed = true;
-      t = loop.thread();
     }
     ucx.beginClose();
     waiters.unparkDrivers();
-    if (t != null && t != Thread.currentThread()) {
-      try {
-        t.join(CLOSE_WAIT_MS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }
-    if (!ucx.awaitNoneInside(System.nanoTime()
-        + TimeUnit.MILLISECONDS.toNanos(CLOSE_WAIT_MS))
-        || (t != null && t.isAlive())) {
-      LOG.error("UCX worker {}: a thread is still inside it after {} ms;"
-          + " leaving it allocated rather than free it under that thread",
-          name, CLOSE_WAIT_MS);
-      LEFT_ALLOCATED.add(inFlight);
-      return;
-    }
-    // Let pending endpoint closes finish (the progress thread has stopped).
-    int unfinished = ucx.finishEndpointCloses(System.nanoTime()
-        + TimeUnit.MILLISECONDS.toNanos(CLOSE_WAIT_MS));
-    if (unfinished != 0) {
-      LOG.error("UCX worker {}: {} endpoint close(s) did not finish in {} ms;"
-          + " leaving the worker allocated rather than abort", name,
-          unfinished, CLOSE_WAIT_MS);
-      LEFT_ALLOCATED.add(inFlight);
-      return;
-    }
-    try {
-      ucx.close();
-    } catch (RuntimeException e) {
-      // Perhaps not destroyed: UCX may still call its handlers, and the
-      // context must not be cleaned up under it.
-      LOG.warn("Closing UCX worker {} failed; leaving its handlers and its"
-          + " context allocated", name, e);
-      LEFT_ALLOCATED.add(inFlight);
+    // Once the progress thread ended, pending endpoint closes are
+    // progressed from here.
+    if (!loop.awaitEnd(CLOSE_WAIT_MS)
+        || !ucx.destroyWhenIdle(CLOSE_WAIT_MS)) {
+      inFlight.keepForever();
       return;
     }
     // Destroyed: no handler runs and no operation completes into memory now.

@@ -96,7 +96,7 @@ public class TestDrivers {
     PacketDescriptor d = new PacketDescriptor().wrap(message, 0);
     try {
       d.validate(length);
-    } catch (MalformedDescriptorException e) {
+    } catch (MalformedMessageException e) {
       throw new AssertionError(e);
     }
     if (d.seqno() == -1) {

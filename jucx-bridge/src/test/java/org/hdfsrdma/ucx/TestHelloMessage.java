@@ -89,7 +89,7 @@ public class TestHelloMessage {
       try {
         h.wrap(b, 0, LENGTH).validate();
         fail("a flip of bit " + bit + " went unnoticed");
-      } catch (MalformedDescriptorException expected) {
+      } catch (MalformedMessageException expected) {
         // CRC32 or a field check.
       }
     }
@@ -175,7 +175,7 @@ public class TestHelloMessage {
     try {
       new HelloMessage().wrap(b, 0, length).validate();
       fail("accepted a hello that should fail with: " + message);
-    } catch (MalformedDescriptorException e) {
+    } catch (MalformedMessageException e) {
       assertTrue("\"" + e.getMessage() + "\" should say \"" + message
           + "\"", e.getMessage().contains(message));
     }

@@ -205,7 +205,7 @@ public class TestPackedRemoteKey {
       try {
         PackedRemoteKey.forEndpoint(key, shm, null);
         handedToUcx++;
-      } catch (MalformedDescriptorException expected) {
+      } catch (MalformedMessageException expected) {
         // refused
       }
     }
@@ -301,7 +301,7 @@ public class TestPackedRemoteKey {
     try {
       PackedRemoteKey.forEndpoint(key, domains, null);
       fail("handed " + UcxTestUtils.hex(key) + " to UCX");
-    } catch (MalformedDescriptorException e) {
+    } catch (MalformedMessageException e) {
       assertTrue("\"" + e.getMessage() + "\" should say \"" + message
           + "\"", e.getMessage().contains(message));
     }

@@ -129,7 +129,7 @@ public class TestPacketDescriptor {
       try {
         d.wrap(b, 0).validate(PacketDescriptor.LENGTH);
         fail("a flip of bit " + bit + " went unnoticed");
-      } catch (MalformedDescriptorException expected) {
+      } catch (MalformedMessageException expected) {
         // The CRC32 catches every single-bit error, or a field check does.
       }
     }
@@ -169,7 +169,7 @@ public class TestPacketDescriptor {
     PacketDescriptor d = new PacketDescriptor().wrap(b, 0).seal();
     try {
       d.validate(PacketDescriptor.LENGTH);
-    } catch (MalformedDescriptorException e) {
+    } catch (MalformedMessageException e) {
       throw new AssertionError("known flags rejected", e);
     }
     assertTrue(d.isLastPacketInBlock() && d.isSyncBlock());
@@ -193,7 +193,7 @@ public class TestPacketDescriptor {
     try {
       assertEquals(0L, new PacketDescriptor().wrap(b, 0)
           .validate(PacketDescriptor.LENGTH).packetLength());
-    } catch (MalformedDescriptorException e) {
+    } catch (MalformedMessageException e) {
       throw new AssertionError("a heartbeat descriptor was rejected", e);
     }
     // Lengths add up without overflow.
@@ -240,7 +240,7 @@ public class TestPacketDescriptor {
     try {
       new PacketDescriptor().wrap(b, 0).validate(length);
       fail("accepted a descriptor that should fail with: " + message);
-    } catch (MalformedDescriptorException e) {
+    } catch (MalformedMessageException e) {
       assertTrue("\"" + e.getMessage() + "\" should say \"" + message
           + "\"", e.getMessage().contains(message));
     }

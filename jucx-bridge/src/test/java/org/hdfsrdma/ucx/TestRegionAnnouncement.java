@@ -89,7 +89,7 @@ public class TestRegionAnnouncement {
       try {
         a.wrap(b, 0, LENGTH).validate();
         fail("a flip of bit " + bit + " went unnoticed");
-      } catch (MalformedDescriptorException expected) {
+      } catch (MalformedMessageException expected) {
         // CRC32 or a field check.
       }
     }
@@ -205,7 +205,7 @@ public class TestRegionAnnouncement {
     try {
       new RegionAnnouncement().wrap(b, 0, length).validate();
       fail("accepted an announcement that should fail with: " + message);
-    } catch (MalformedDescriptorException e) {
+    } catch (MalformedMessageException e) {
       assertTrue("\"" + e.getMessage() + "\" should say \"" + message
           + "\"", e.getMessage().contains(message));
     }

@@ -14,6 +14,7 @@ import java.util.concurrent.Executors;
 
 import org.hdfsrdma.ucx.HelloMessage;
 import org.hdfsrdma.ucx.MessageHandler;
+import org.hdfsrdma.ucx.MessageHeader;
 import org.hdfsrdma.ucx.PacketDescriptor;
 import org.hdfsrdma.ucx.RegionAnnouncement;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
@@ -150,7 +151,7 @@ public final class TransferPeer {
     public void onMessage(ByteBuffer message, int length, long replyEndpoint) {
       try {
         if (received == 0 && length >= 8
-            && message.getInt(0) == PacketDescriptor.MAGIC
+            && message.getInt(0) == MessageHeader.MAGIC
             && PacketDescriptor.typeOf(message, length) == HelloMessage.TYPE) {
           onHello(hello.wrap(message, 0, length).validate().address());
           return;

@@ -8,7 +8,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.hdfsrdma.hadoop.protocol.SessionIds;
 import org.hdfsrdma.hadoop.util.RateLimitedLog;
 import org.hdfsrdma.ucx.HelloMessage;
-import org.hdfsrdma.ucx.MalformedDescriptorException;
+import org.hdfsrdma.ucx.MalformedMessageException;
 import org.hdfsrdma.ucx.MessageHandler;
 import org.hdfsrdma.ucx.PacketDescriptor;
 import org.hdfsrdma.ucx.RegionAnnouncement;
@@ -182,7 +182,7 @@ public final class SessionTable implements MessageHandler {
         reject(replyEndpoint, "message of unknown type " + type + " ("
             + length + " bytes)", null);
       }
-    } catch (MalformedDescriptorException e) {
+    } catch (MalformedMessageException e) {
       reject(replyEndpoint, e.getMessage(), null);
     } catch (IOException | RuntimeException e) {
       reject(replyEndpoint, e.toString(), null);
@@ -190,7 +190,7 @@ public final class SessionTable implements MessageHandler {
   }
 
   private void onPacket(ByteBuffer message, int length, long replyEndpoint)
-      throws MalformedDescriptorException {
+      throws MalformedMessageException {
     packet.wrap(message, 0).validate(length);
     UcxBlockSession s = index.get(packet.session());
     if (s == null) {

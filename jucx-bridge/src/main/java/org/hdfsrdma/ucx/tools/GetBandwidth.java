@@ -1,15 +1,8 @@
 package org.hdfsrdma.ucx.tools;
 
-import java.io.BufferedReader;
-import java.io.File;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
-import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 
 import org.hdfsrdma.ucx.Closeables;
@@ -24,7 +17,6 @@ import org.hdfsrdma.ucx.TransportReport;
 import org.hdfsrdma.ucx.UcxContext;
 import org.hdfsrdma.ucx.UcxEndpoint;
 import org.hdfsrdma.ucx.UcxWorker;
-import org.openucx.jucx.UcxUtils;
 
 /**
  * Packet read bandwidth of the bridge between two JVMs, in the write
@@ -49,69 +41,36 @@ import org.openucx.jucx.UcxUtils;
  * 0), bytes, seconds, GB/s, GB/s per getter, read latency mean, p50 and
  * p99 in us, window, how the bytes moved ("direct", or "get over" UCX's
  * RMA lanes, or "am:" its active-message lanes when UCX emulates gets).
+ *
+ * <p>This class is the getter and its measuring loop; the command line and
+ * the result line are a {@link Measurement}'s, the client process a
+ * {@link PacketExposer}.
  */
 public final class GetBandwidth {
 
-  /** Packets the client exposes and describes. */
-  private static final int RING = 64;
-  private static final long SESSION = 1;
-  private static final long WAIT_MS = 60_000;
+  /** The longest any step may take, in either process. */
+  static final long WAIT_MS = 60_000;
+  private static final int RING = PacketExposer.RING;
 
   private GetBandwidth() {
   }
 
   public static void main(String[] args) throws Exception {
     if (args.length > 0 && args[0].equals("expose")) {
-      List<String> config = new ArrayList<String>(
-          Arrays.asList(args).subList(5, args.length));
-      expose(unhex(args[1]), options(args[2], Boolean.parseBoolean(args[3]),
-          config), Integer.parseInt(args[4]));
+      PacketExposer.main(args);
       Runtime.getRuntime().halt(0);
     }
-    int size = 64 * 1024;
-    long reads = -1;
-    int window = 16;
-    String tls = null;
-    boolean errorHandling = true;
-    boolean csv = false;
-    boolean verbose = false;
-    List<String> config = new ArrayList<String>();
-    for (int i = 0; i < args.length; i++) {
-      switch (args[i]) {
-        case "-s": size = Integer.parseInt(args[++i]); break;
-        case "-n": reads = Long.parseLong(args[++i]); break;
-        case "-w": window = Integer.parseInt(args[++i]); break;
-        case "--tls": tls = args[++i]; break;
-        case "--no-err-handling": errorHandling = false; break;
-        case "--csv": csv = true; break;
-        case "-v": verbose = true; break;
-        case "--ucx":
-          String[] kv = args[++i].split("=", 2);
-          config.add(kv[0]);
-          config.add(kv[1]);
-          break;
-        default:
-          System.err.println("unknown argument " + args[i]);
-          System.exit(2);
-      }
+    Measurement m;
+    try {
+      m = Measurement.parse(args);
+    } catch (IllegalArgumentException | ArrayIndexOutOfBoundsException e) {
+      System.err.println(e.getMessage());
+      System.exit(2);
+      return;
     }
-    if (reads < 0) {
-      reads = Math.max(256, (1L << 30) / size); // about 1 GiB
-    }
-    int rc = run(size, reads, window, tls, errorHandling, config, csv,
-        verbose);
+    int rc = run(m);
     // UCX's own threads must not keep a finished measurement alive.
     Runtime.getRuntime().halt(rc);
-  }
-
-  private static UcxContext.Options options(String tls, boolean errh,
-      List<String> config) {
-    UcxContext.Options o = UcxContext.Options.defaults()
-        .withPeerErrorHandling(errh);
-    for (int i = 0; i + 1 < config.size(); i += 2) {
-      o = o.withUcxConfig(config.get(i), config.get(i + 1));
-    }
-    return tls == null || tls.isEmpty() ? o : o.withUcxConfig("TLS", tls);
   }
 
   // ---------------------------------------------------------- the getter
@@ -170,18 +129,16 @@ public final class GetBandwidth {
     }
   }
 
-  private static int run(int size, long reads, int window, String tls,
-      boolean errh, List<String> config, boolean csv, boolean verbose)
-      throws Exception {
-    try (UcxContext context = new UcxContext(options(tls, errh, config))) {
+  private static int run(Measurement m) throws Exception {
+    try (UcxContext context = new UcxContext(m.ucxOptions())) {
       UcxWorker worker = new UcxWorker(context, "getter");
       Session session = new Session(worker);
       worker.setMessageHandler(session);
       worker.start();
       RegisteredBufferPool landing = new RegisteredBufferPool(context,
-          "landing", size, (long) size * window, (long) size * window, false);
-      Process client = startClient(worker.address(), tls, errh, size,
-          config);
+          "landing", m.size, (long) m.size * m.window,
+          (long) m.size * m.window, false);
+      Process client = PacketExposer.start(worker.address(), m);
       UcxWorker.Driver driver = worker.registerDriver();
       try {
         if (!worker.drive(driver, () -> session.problem != null
@@ -199,25 +156,25 @@ public final class GetBandwidth {
               session.ring[i]), 0);
         }
         Reader reader = session.region.isDirect()
-            ? new DirectReader(session.region, size)
+            ? new DirectReader(session.region, m.size)
             : new GetReader(worker, driver, session.region, session.back,
-                landing, size, window);
+                landing, m.size, m.window);
         // Warm up: JIT, and UCX's lazy set-up of the lanes.
         reader.read(ring, RING, new long[RING]);
-        long[] latencies = new long[(int) Math.min(reads, 1 << 22)];
+        long[] latencies = new long[(int) Math.min(m.reads, 1 << 22)];
         long start = System.nanoTime();
-        reader.read(ring, reads, latencies);
+        reader.read(ring, m.reads, latencies);
         long elapsed = System.nanoTime() - start;
         TransportReport lanes = session.back.transports();
-        if (verbose) {
+        if (m.verbose) {
           System.out.println(lanes.raw());
         }
-        report(size, reads, window, tls, errh, elapsed, Arrays.copyOf(
-            latencies, (int) Math.min(reads, latencies.length)),
+        m.report(elapsed, Arrays.copyOf(latencies,
+            (int) Math.min(m.reads, latencies.length)),
             session.region.isDirect() ? "direct" : "get over "
                 + (lanes.rmaTransports().isEmpty()
                     ? "am:" + String.join("+", lanes.amTransports())
-                    : String.join("+", lanes.rmaTransports())), lanes, csv);
+                    : String.join("+", lanes.rmaTransports())), lanes);
         reader.release();
         session.region.release();
         Closeables.closeAll(session.back, landing);
@@ -353,141 +310,5 @@ public final class GetBandwidth {
             + StatusSlots.describe(rc));
       }
     }
-  }
-
-  private static void report(int size, long reads, int window, String tls,
-      boolean errh, long elapsedNanos, long[] latencies, String how,
-      TransportReport lanes, boolean csv) {
-    Arrays.sort(latencies);
-    double seconds = elapsedNanos / 1e9;
-    long bytes = (long) size * reads;
-    double gbps = bytes / seconds / 1e9;
-    double mean = 0;
-    for (long l : latencies) {
-      mean += l;
-    }
-    mean = mean / latencies.length / 1000.0;
-    double p50 = latencies[latencies.length / 2] / 1000.0;
-    double p99 = latencies[(int) (latencies.length * 0.99)] / 1000.0;
-    String tlsName = tls == null ? "default" : tls;
-    if (csv) {
-      System.out.println(String.format(Locale.ROOT,
-          "%d,1,%s,%d,%d,%.3f,%.3f,%.3f,%.1f,%.1f,%.1f,%d,%s", size, tlsName,
-          errh ? 1 : 0, bytes, seconds, gbps, gbps, mean, p50, p99, window,
-          how));
-    } else {
-      System.out.println(String.format(Locale.ROOT,
-          "bridge read: %d x %d B (%s, window %d, UCX_TLS=%s, peer error"
-          + " handling %s): %.3f GB/s, latency mean %.1f us, p50 %.1f us,"
-          + " p99 %.1f us; %s", reads, size, how, window, tlsName,
-          errh ? "on" : "off", gbps, mean, p50, p99, lanes));
-    }
-  }
-
-  private static Process startClient(byte[] getterAddress, String tls,
-      boolean errh, int size, List<String> config) throws IOException {
-    List<String> command = new ArrayList<String>();
-    command.add(System.getProperty("java.home") + File.separator + "bin"
-        + File.separator + "java");
-    command.add("-cp");
-    command.add(System.getProperty("java.class.path"));
-    command.add(GetBandwidth.class.getName());
-    command.add("expose");
-    command.add(hex(getterAddress));
-    command.add(tls == null ? "" : tls);
-    command.add(String.valueOf(errh));
-    command.add(String.valueOf(size));
-    command.addAll(config);
-    return new ProcessBuilder(command).redirectOutput(
-        ProcessBuilder.Redirect.INHERIT).redirectError(
-            ProcessBuilder.Redirect.INHERIT).start();
-  }
-
-  // ---------------------------------------------------------- the client
-
-  /**
-   * The client process: a ring of packets in one region, announced, one
-   * descriptor each; then its worker serves gets (over tcp the client's
-   * CPU sends the bytes) until its standard input closes.
-   */
-  private static void expose(byte[] getterAddress, UcxContext.Options options,
-      int size) throws Exception {
-    try (UcxContext context = new UcxContext(options);
-         UcxWorker worker = new UcxWorker(context, "client").start();
-         RegisteredBufferPool pool = new RegisteredBufferPool(context,
-             "exposed", size, (long) size * RING, (long) size * RING,
-             false)) {
-      UcxEndpoint e = UcxEndpoint.connect(worker, getterAddress, "getter",
-          WAIT_MS).get(WAIT_MS, TimeUnit.MILLISECONDS);
-      ByteBuffer messages = ByteBuffer.allocateDirect(8192);
-      long base = UcxUtils.getAddress(messages);
-      StatusSlots slots = new StatusSlots(1);
-      send(e, base, new HelloMessage().wrap(messages, 0, 8192)
-          .encode(worker.address()).length(), slots);
-      long[] tokens = new long[RING];
-      for (int i = 0; i < RING; i++) {
-        tokens[i] = pool.acquire(1000);
-        ByteBuffer b = pool.buffer(tokens[i]);
-        for (int j = 0; j < size; j += 4096) {
-          b.put(j, (byte) i);
-        }
-      }
-      send(e, base, new RegionAnnouncement().wrap(messages, 0, 8192).encode(
-          SESSION, 1, pool.regionAddress(0), pool.regionLength(0),
-          pool.regionKey(0)).length(), slots);
-      for (int i = 0; i < RING; i++) {
-        new PacketDescriptor().wrap(messages, 0).encode(SESSION, 1, 1, i,
-            (long) i * size, 0, 1, pool.address(tokens[i]), 0, size);
-        send(e, base, PacketDescriptor.LENGTH, slots);
-      }
-      BufferedReader in = new BufferedReader(new InputStreamReader(System.in,
-          StandardCharsets.UTF_8));
-      while (in.readLine() != null) {
-        // Serve gets until the getter closes our standard input.
-      }
-      e.close();
-      for (long t : tokens) {
-        pool.release(t);
-      }
-    }
-  }
-
-  /** Sends one message and waits until UCX is done with its bytes. */
-  private static void send(UcxEndpoint e, long address, int length,
-      StatusSlots slots) throws Exception {
-    if (e.send(address, length, slots.address(0)) == 0) {
-      return;
-    }
-    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MS);
-    while (slots.inProgress(0)) {
-      if (e.worker().progress() == 0) {
-        Thread.yield();
-      }
-      if (System.nanoTime() > deadline) {
-        throw new IOException("a message to the getter was not sent in "
-            + WAIT_MS + " ms");
-      }
-    }
-    if (slots.status(0) < 0) {
-      throw new IOException("sending to the getter failed: "
-          + StatusSlots.describe(slots.status(0)));
-    }
-  }
-
-  private static String hex(byte[] bytes) {
-    StringBuilder sb = new StringBuilder(bytes.length * 2);
-    for (byte b : bytes) {
-      sb.append(Character.forDigit((b >> 4) & 0xF, 16))
-          .append(Character.forDigit(b & 0xF, 16));
-    }
-    return sb.toString();
-  }
-
-  private static byte[] unhex(String s) {
-    byte[] bytes = new byte[s.length() / 2];
-    for (int i = 0; i < bytes.length; i++) {
-      bytes[i] = (byte) Integer.parseInt(s.substring(2 * i, 2 * i + 2), 16);
-    }
-    return bytes;
   }
 }
