@@ -22,7 +22,6 @@ import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
 import org.apache.hadoop.hdfs.tools.DFSck;
 import org.apache.hadoop.test.GenericTestUtils;
 import org.apache.hadoop.util.ToolRunner;
-import org.hdfsrdma.hadoop.client.ShapeChooser;
 import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
 import org.hdfsrdma.hadoop.datanode.UcxDataNode;
 import org.hdfsrdma.hadoop.metrics.PipelineOutcome;
@@ -262,7 +261,7 @@ public class TestChainDistribution {
       for (DatanodeInfo dn : DFSTestUtil.getAllBlocks(fs, next).get(0)
           .getLocations()) {
         assertTrue(dn + " committed its ingest rate",
-            ShapeChooser.ingestOf(dn.getXferAddr()) > 0);
+            UcxRuntime.current().ingestRates().of(dn.getXferAddr()) > 0);
       }
     }
   }

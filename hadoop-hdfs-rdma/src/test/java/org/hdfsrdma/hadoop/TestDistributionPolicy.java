@@ -233,7 +233,8 @@ public class TestDistributionPolicy {
   public void testMarkerLivesExactlyAsLongAsTheDataNodeProcess()
       throws Exception {
     int before = LocalDataNodeMarker.countAlive();
-    LocalDataNodeMarker own = LocalDataNodeMarker.announce();
+    LocalDataNodeMarker own = LocalDataNodeMarker.announce(
+        UcxRuntime.get(new Configuration()));
     try {
       assertEquals(before + 1, LocalDataNodeMarker.countAlive());
     } finally {
@@ -288,7 +289,8 @@ public class TestDistributionPolicy {
   /** A process that holds a marker until it is killed. */
   public static final class MarkingProcess {
     public static void main(String[] args) throws Exception {
-      LocalDataNodeMarker marker = LocalDataNodeMarker.announce();
+      LocalDataNodeMarker marker = LocalDataNodeMarker.announce(
+          UcxRuntime.get(new Configuration()));
       if (!new File(args[0]).createNewFile()) {
         throw new IllegalStateException("cannot signal readiness");
       }

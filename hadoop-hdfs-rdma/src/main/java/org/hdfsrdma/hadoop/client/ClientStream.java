@@ -2,7 +2,6 @@ package org.hdfsrdma.hadoop.client;
 
 import java.io.IOException;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.hadoop.conf.Configuration;
 import org.hdfsrdma.hadoop.conf.DistributionMode;
@@ -40,12 +39,6 @@ public final class ClientStream {
 
   private static final Logger LOG = LoggerFactory.getLogger(ClientStream.class);
 
-  /**
-   * Heartbeats in flight at most: with Hadoop's 80 packets in flight they
-   * stay well inside a DataNode's queue of 128.
-   */
-  private static final int MAX_HEARTBEATS_IN_FLIGHT = 8;
-
   /** What became of one packet handed to {@link #send}. */
   public enum Sent {
     /** The pipeline is on TCP: the caller writes the packet's bytes. */
@@ -61,8 +54,8 @@ public final class ClientStream {
   private final RegisteredBufferPool pool;
   private final DescriptorSender sender;
   private final PipelineFallback fallback;
-  /** Heartbeats sent on this pipeline whose acks did not come back yet. */
-  private final AtomicInteger heartbeatsInFlight = new AtomicInteger();
+  private final TcpPipelines tcp;
+  private final HeartbeatPacing heartbeats = new HeartbeatPacing();
 
   // The pipeline being set up, then running.
   private WriteRequest request;
@@ -85,7 +78,8 @@ public final class ClientStream {
     this.sender = new DescriptorSender(runtime.worker(), pool,
         failures::pipelineFailed, this::sendFailed, conf.connectTimeoutMs());
     this.fallback = new PipelineFallback(failures, runtime.metrics(),
-        conf.unreachableRetryMs());
+        runtime.nodeBackoff(), conf.unreachableRetryMs());
+    this.tcp = new TcpPipelines(runtime, conf);
   }
 
   /**
@@ -169,17 +163,10 @@ public final class ClientStream {
       LOG.info("hdfs-rdma: {} stays on TCP after a UCX failure", block);
       return null;
     }
-    for (int i = 0; i < nodes.length; i++) {
-      PipelineOutcome tcp = NodeBackoff.tcpOutcome(nodes[i],
-          conf.distribution());
-      if (tcp != null) {
-        LOG.debug("hdfs-rdma: {} on TCP ({}) because of {}", block,
-            tcp.label(), nodeNames[i]);
-        runtime.metrics().countPipeline(tcp);
-        return null;
-      }
+    if (tcp.backedOff(block, nodes, nodeNames)) {
+      return null;
     }
-    int feeders = feeders(nodes);
+    int feeders = DistributionPolicy.feeders(runtime, conf, nodes);
     request = WriteRequest.create(packetSize, feeders);
     this.fed = feeders == 0 ? nodes.length : feeders;
     this.block = block;
@@ -195,28 +182,9 @@ public final class ClientStream {
     return request;
   }
 
-  /**
-   * How many DataNodes of {@code pipeline} this client feeds (0: all).
-   * Forced shapes as configured; in auto, where gets cross RDMA links, as
-   * the measured rates say ({@link ShapeChooser}); otherwise a fan-out.
-   */
-  private int feeders(String[] pipeline) {
-    if (conf.distribution() == DistributionMode.AUTO) {
-      if (!runtime.transports().networkRdma()
-          || NodeBackoff.fanOutOnly(pipeline)) {
-        return 0;
-      }
-      return ShapeChooser.feeders(pipeline);
-    }
-    return DistributionPolicy.feeders(conf.distribution(), pipeline.length,
-        conf.hybridFeeders());
-  }
-
   /** DataNode 1's commit list could not be read: the pipeline uses TCP. */
   public void commitsUnreadable(IOException e) {
-    LOG.warn("hdfs-rdma: {} on TCP: malformed commit list: {}", block,
-        e.getMessage());
-    runtime.metrics().countPipeline(PipelineOutcome.TCP_DATANODE_REFUSED);
+    tcp.unreadable(block, e);
     request = null;
   }
 
@@ -237,23 +205,25 @@ public final class ClientStream {
       return;
     }
     if (!committedInOrder(commits)) {
-      declined(commits, declined);
+      tcp.declined(block, nodes, commits, declined);
       if (request.feeders() > 0
           && conf.distribution() == DistributionMode.AUTO) {
         // A DataNode could not feed the next one; the DataNodes' own log
         // says which. Fan these out for a while instead.
-        NodeBackoff.fanOutFor(nodes, conf.unreachableRetryMs());
+        runtime.nodeBackoff().fanOutFor(nodes, conf.unreachableRetryMs());
       }
       request = null;
       return;
     }
     for (CommitEntry c : commits) {
-      ShapeChooser.noteIngest(c.getXferAddr(), c.getIngestBytesPerSecond());
+      runtime.ingestRates().note(c.getXferAddr(),
+          c.getIngestBytesPerSecond());
     }
     PipelineConnect.Result connect = PipelineConnect.connect(runtime, conf,
         commits, nodes, fed);
     if (connect.onTcp != null) {
-      tcpFor(connect.onTcp);
+      tcp.unreachable(block, nodes, nodeNames, connect.onTcp);
+      request = null;
       return;
     }
     UcxEndpoint[] connected = connect.endpoints;
@@ -264,55 +234,6 @@ public final class ClientStream {
     active = true;
     LOG.debug("hdfs-rdma: {} moves over UCX to {} DataNodes, {} fed by the"
         + " client", block, nodes.length, fed);
-  }
-
-  /**
-   * Counts and logs a pipeline its DataNodes did not commit: by the
-   * decline they sent, or, with none and no commit list, as DataNode 1
-   * running no hdfs-rdma. One WARN per reason (not per DataNode) while it
-   * persists.
-   */
-  private void declined(List<CommitEntry> commits, Decline d) {
-    if (d == null && commits.isEmpty()) {
-      d = new Decline(nodes[0], Decline.Reason.STOCK);
-    }
-    PipelineOutcome outcome = d == null
-        ? PipelineOutcome.TCP_DATANODE_REFUSED : outcomeOf(d.getReason());
-    runtime.metrics().countPipeline(outcome);
-    String why = d == null ? commits.size() + " of " + nodes.length
-        + " DataNodes committed" : "DataNode " + d;
-    LOG.debug("hdfs-rdma: {} on TCP: {}", block, why);
-    LogOnce.warn("tcp " + outcome, "hdfs-rdma: " + block + " over TCP: "
-        + why + "; counted as " + outcome.metric());
-  }
-
-  private static PipelineOutcome outcomeOf(Decline.Reason r) {
-    switch (r) {
-    case STOCK:
-      return PipelineOutcome.TCP_STOCK_DATANODE;
-    case OFF:
-      return PipelineOutcome.TCP_DATANODE_OFF;
-    case PROTECTED:
-      return PipelineOutcome.TCP_PROTECTED;
-    default:
-      return PipelineOutcome.TCP_DATANODE_REFUSED;
-    }
-  }
-
-  /**
-   * The pipeline runs over TCP because of one of its nodes; so do the next
-   * ones through it, for {@code dfs.client.rdma.unreachable-retry-ms}.
-   */
-  private void tcpFor(PipelineConnect.OnTcp t) {
-    NodeBackoff.tcpFor(nodes[t.node], t.outcome, conf.unreachableRetryMs());
-    runtime.metrics().countPipeline(t.outcome);
-    request = null;
-    // Keyed by the reason, not the node: one line per reason, repeated
-    // with a count while it persists (LogOnce).
-    LogOnce.warn("tcp " + t.outcome + " " + t.why, "hdfs-rdma: "
-        + block + " over TCP: " + t.why + " (" + nodeNames[t.node]
-        + (t.cause == null ? "" : ": " + t.cause) + "); pipelines through"
-        + " it use TCP for the next " + conf.unreachableRetryMs() + " ms");
   }
 
   private boolean committedInOrder(List<CommitEntry> commits) {
@@ -362,16 +283,9 @@ public final class ClientStream {
       return Sent.ON_TCP;
     }
     boolean wait = mayWait || !packet.heartbeat;
-    if (packet.heartbeat) {
-      if (!wait && !sender.canSendWithoutWaiting()) {
-        return Sent.NOT_DESCRIBED;
-      }
-      if (heartbeatsInFlight.get() >= MAX_HEARTBEATS_IN_FLIGHT) {
-        // The DataNodes have not answered the last ones: they are busy or
-        // the pipeline is failing, and another heartbeat adds nothing.
-        return Sent.NOT_DESCRIBED;
-      }
-      heartbeatsInFlight.incrementAndGet();
+    if (packet.heartbeat && !heartbeats.mayDescribe(
+        wait || sender.canSendWithoutWaiting())) {
+      return Sent.NOT_DESCRIBED;
     }
     boolean described;
     try {
@@ -447,14 +361,9 @@ public final class ClientStream {
         known ? nodeNames[node] : null, outcome, why);
   }
 
-  /**
-   * DataNode 1 answered a heartbeat. Heartbeats stay outside Hadoop's
-   * limit of packets in flight; over TCP the socket paces them, here
-   * their acks do: a client with a zero socket timeout sends them back to
-   * back, and each DataNode queues at most max-queued-packets messages.
-   */
+  /** DataNode 1 answered a heartbeat ({@link HeartbeatPacing}). */
   public void heartbeatAcked() {
-    heartbeatsInFlight.updateAndGet(n -> n > 0 ? n - 1 : 0);
+    heartbeats.acked();
   }
 
   /**
@@ -463,7 +372,7 @@ public final class ClientStream {
    */
   public synchronized void endPipeline() {
     fallback.pipelineEnded();
-    heartbeatsInFlight.set(0);
+    heartbeats.reset();
     active = false;
     request = null;
     sender.stop();

@@ -7,6 +7,7 @@ import org.hdfsrdma.hadoop.metrics.PipelineOutcome;
 import org.hdfsrdma.hadoop.protocol.WriteRequest;
 import org.hdfsrdma.hadoop.runtime.LocalDataNodeMarker;
 import org.hdfsrdma.hadoop.runtime.Reach;
+import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 
 /**
  * Which pipelines a client distributes by UCX get, and which it leaves on
@@ -63,6 +64,25 @@ public final class DistributionPolicy {
       return 0;
     }
     return m >= nodes ? 0 : m;
+  }
+
+  /**
+   * How many DataNodes of {@code pipeline} (transfer addresses) a client
+   * with {@code conf} feeds (0: all). Forced shapes as configured; in
+   * auto, where gets cross RDMA links, as the measured rates say
+   * ({@link ShapeChooser}) unless a node of it could not feed the next
+   * lately; otherwise a fan-out.
+   */
+  static int feeders(UcxRuntime runtime, RdmaConf conf, String[] pipeline) {
+    if (conf.distribution() == DistributionMode.AUTO) {
+      if (!runtime.transports().networkRdma()
+          || runtime.nodeBackoff().fanOutOnly(pipeline)) {
+        return 0;
+      }
+      return ShapeChooser.feeders(runtime.ingestRates(), pipeline);
+    }
+    return feeders(conf.distribution(), pipeline.length,
+        conf.hybridFeeders());
   }
 
   /** What a pipeline fed by {@code feeders} DataNodes counts as. */

@@ -2,6 +2,7 @@ package org.hdfsrdma.hadoop.client;
 
 import org.hdfsrdma.hadoop.metrics.PipelineOutcome;
 import org.hdfsrdma.hadoop.metrics.UcxJvmMetrics;
+import org.hdfsrdma.hadoop.runtime.NodeBackoff;
 import org.hdfsrdma.hadoop.util.RateLimitedLog;
 import org.slf4j.LoggerFactory;
 
@@ -21,6 +22,7 @@ final class PipelineFallback {
 
   private final PipelineFailures failures;
   private final UcxJvmMetrics metrics;
+  private final NodeBackoff nodeBackoff;
   private final long retryMs;
   /** Why UCX failed the current pipeline, or null. */
   private PipelineOutcome reason;
@@ -28,13 +30,15 @@ final class PipelineFallback {
   private volatile boolean ackReportedBadNode;
 
   /**
+   * @param nodeBackoff the runtime's, where a DataNode UCX failed is noted
    * @param retryMs dfs.client.rdma.unreachable-retry-ms: how long a
    *     DataNode UCX failed twice stays on TCP
    */
   PipelineFallback(PipelineFailures failures, UcxJvmMetrics metrics,
-      long retryMs) {
+      NodeBackoff nodeBackoff, long retryMs) {
     this.failures = failures;
     this.metrics = metrics;
+    this.nodeBackoff = nodeBackoff;
     this.retryMs = retryMs;
   }
 
@@ -54,7 +58,7 @@ final class PipelineFallback {
     }
     reason = outcome;
     String backoff = "";
-    if (node != null && NodeBackoff.fellBack(node, retryMs)) {
+    if (node != null && nodeBackoff.fellBack(node, retryMs)) {
       backoff = "; UCX failed with " + name + " before, so pipelines"
           + " through it use TCP for the next " + retryMs + " ms";
     }

@@ -4,10 +4,10 @@ import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import org.hdfsrdma.hadoop.runtime.IngestRates;
 import org.hdfsrdma.hadoop.util.LogOnce;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
  * of their busy time (get, checksums, disk write) over its recent blocks,
  * which it carries in every commit (a moving average, so that the choice
  * follows disks and links that change); the last one each DataNode
- * committed is kept here.
+ * committed is kept by the runtime ({@link IngestRates}).
  * </ul>
  * A pipeline with a DataNode that has not measured yet fans out (and its
  * commit brings the first measurement). Same-host pipelines (no RDMA
@@ -48,36 +48,20 @@ public final class ShapeChooser {
   private static final Pattern RATE = Pattern.compile(
       "^\\s*(\\d+(?:\\.\\d+)?)\\s*Gb/sec");
 
-  /** The last ingest rate each DataNode committed, by transfer address. */
-  private static final ConcurrentHashMap<String, Long> INGEST =
-      new ConcurrentHashMap<String, Long>();
-
   private static volatile long clientLink = -1;
 
   private ShapeChooser() {
   }
 
-  /** Notes the ingest rate a DataNode committed (0: not measured yet). */
-  public static void noteIngest(String xferAddr, long bytesPerSecond) {
-    if (bytesPerSecond > 0) {
-      INGEST.put(xferAddr, bytesPerSecond);
-    }
-  }
-
-  /** The last ingest rate {@code xferAddr} committed, or 0. */
-  public static long ingestOf(String xferAddr) {
-    Long rate = INGEST.get(xferAddr);
-    return rate == null ? 0 : rate;
-  }
-
   /**
    * How many of the pipeline's DataNodes (by transfer address) the client
-   * feeds: 0 for a fan-out, as the offer carries it.
+   * feeds, by the rates they last committed: 0 for a fan-out, as the
+   * offer carries it.
    */
-  public static int feeders(String[] pipeline) {
+  public static int feeders(IngestRates rates, String[] pipeline) {
     long[] ingest = new long[pipeline.length];
     for (int i = 0; i < pipeline.length; i++) {
-      ingest[i] = ingestOf(pipeline[i]);
+      ingest[i] = rates.of(pipeline[i]);
     }
     int m = feeders(clientLinkBytesPerSecond(), ingest);
     if (m > 0) {

@@ -162,7 +162,7 @@ public final class RdmaConf {
         DFS_RDMA_UCX_ALLOW_TCP_DEFAULT);
     transferProtected = transferProtected(conf);
     problems = r.logProblems();
-    RdmaSettings.warnUnknownKeys(conf);
+    UnknownKeys.warnUnknownKeys(conf);
   }
 
   /**

@@ -11,8 +11,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.SortedMap;
 import java.util.TreeMap;
-import java.util.TreeSet;
-import java.util.WeakHashMap;
 
 import org.apache.hadoop.conf.Configuration;
 import org.hdfsrdma.hadoop.protocol.WriteRequest;
@@ -31,10 +29,6 @@ import org.hdfsrdma.hadoop.util.LogOnce;
  * equal.
  */
 public final class RdmaSettings {
-
-  /** Key prefixes of the family: a key with one of them is hdfs-rdma's. */
-  public static final String[] FAMILY = {"dfs.client.rdma.",
-      "dfs.datanode.rdma.", "dfs.rdma."};
 
   /**
    * Bytes the DataNode's landing pool registers at a time (its slab; a
@@ -194,14 +188,6 @@ public final class RdmaSettings {
     FLAGS = Collections.unmodifiableMap(f);
   }
 
-  /**
-   * Size of each Configuration when its keys were last looked through for
-   * unknown ones: a Configuration is scanned again only when it has
-   * changed size (weak: the Configuration's life is its owner's).
-   */
-  private static final Map<Configuration, Integer> SCANNED =
-      new WeakHashMap<Configuration, Integer>();
-
   private RdmaSettings() {
   }
 
@@ -240,16 +226,6 @@ public final class RdmaSettings {
     return DEFAULTS.containsKey(key);
   }
 
-  /** Whether {@code key} looks like hdfs-rdma's (starts like its keys). */
-  public static boolean inFamily(String key) {
-    for (String prefix : FAMILY) {
-      if (key.startsWith(prefix)) {
-        return true;
-      }
-    }
-    return false;
-  }
-
   /** The range of {@code key}, or null for a key that is not numeric. */
   public static Range range(String key) {
     return RANGES.get(key);
@@ -260,110 +236,12 @@ public final class RdmaSettings {
     return RANGES.values();
   }
 
-  /** Keys of {@code conf} that look like hdfs-rdma's and are not, sorted. */
-  public static List<String> unknownKeys(Configuration conf) {
-    TreeSet<String> unknown = new TreeSet<String>();
-    for (Map.Entry<String, String> e : conf) {
-      String key = e.getKey();
-      if (inFamily(key) && !isKnown(key)) {
-        unknown.add(key);
-      }
-    }
-    return new ArrayList<String>(unknown);
-  }
-
-  /** The known key {@code key} is likely a misspelling of, or null. */
-  public static String closest(String key) {
-    String best = null;
-    int bestDistance = Integer.MAX_VALUE;
-    for (String known : DEFAULTS.keySet()) {
-      int d = distance(key, known);
-      if (d < bestDistance) {
-        best = known;
-        bestDistance = d;
-      }
-    }
-    // A few edits, more for long keys; beyond that it is another word.
-    return bestDistance <= Math.max(2, key.length() / 6) ? best
-        : sameNameInOtherFamily(key);
-  }
-
-  /** A known key with {@code key}'s name in another family, or null. */
-  private static String sameNameInOtherFamily(String key) {
-    for (String prefix : FAMILY) {
-      if (key.startsWith(prefix)) {
-        String name = key.substring(prefix.length());
-        for (String other : FAMILY) {
-          if (isKnown(other + name)) {
-            return other + name;
-          }
-        }
-      }
-    }
-    return null;
-  }
-
-  /** Levenshtein distance: edits that turn {@code a} into {@code b}. */
-  static int distance(String a, String b) {
-    int[] prev = new int[b.length() + 1];
-    int[] cur = new int[b.length() + 1];
-    for (int j = 0; j <= b.length(); j++) {
-      prev[j] = j;
-    }
-    for (int i = 1; i <= a.length(); i++) {
-      cur[0] = i;
-      for (int j = 1; j <= b.length(); j++) {
-        int swap = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
-        cur[j] = Math.min(Math.min(cur[j - 1] + 1, prev[j] + 1),
-            prev[j - 1] + swap);
-      }
-      int[] t = prev;
-      prev = cur;
-      cur = t;
-    }
-    return prev[b.length()];
-  }
-
-  /** The warning for unknown key {@code key}. */
-  public static String unknownMessage(String key) {
-    String suggestion = closest(key);
-    return "hdfs-rdma: unknown setting " + key + " (not one of hdfs-rdma's"
-        + " keys; see " + DEFAULT_RESOURCE + ")" + (suggestion == null ? ""
-        : "; did you mean " + suggestion + "?");
-  }
-
-  /** The LogOnce key of unknown key {@code key}'s warning. */
-  static String unknownLogKey(String key) {
-    return "conf unknown " + key;
-  }
-
   /**
    * The LogOnce key of a value's warning; {@code id} is the key and value
    * ({@code key=value}), or what else tells the problem apart.
    */
   static String logKey(String id) {
     return "conf " + id;
-  }
-
-  /**
-   * Warns once per key of {@code conf} that looks like hdfs-rdma's and is
-   * not. A Configuration is looked through when first seen and again only
-   * once its size has changed: iterating copies every property, which a
-   * client building an {@link RdmaConf} per output stream should not pay
-   * each time.
-   */
-  static void warnUnknownKeys(Configuration conf) {
-    int size = conf.size();
-    synchronized (SCANNED) {
-      Integer scanned = SCANNED.get(conf);
-      if (scanned != null && scanned == size) {
-        return;
-      }
-      SCANNED.put(conf, size);
-    }
-    for (String key : unknownKeys(conf)) {
-      LogOnce.warn(unknownLogKey(key), unknownMessage(key));
-    }
   }
 
   /**

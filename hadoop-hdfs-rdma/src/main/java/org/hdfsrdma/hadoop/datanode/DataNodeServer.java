@@ -1,6 +1,8 @@
 package org.hdfsrdma.hadoop.datanode;
 
 import java.io.Closeable;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 import org.hdfsrdma.hadoop.metrics.UcxJvmMetrics;
 import org.hdfsrdma.hadoop.runtime.UcxRuntime;
@@ -8,8 +10,9 @@ import org.hdfsrdma.ucx.Closeables;
 
 /**
  * The DataNode side of this JVM's UCX runtime, shared by every DataNode in
- * the JVM (one worker serves them all): the session table that routes each
- * message to its block, the client connections, and the regions read.
+ * the JVM (one worker serves them all): the DataNodes serving, the session
+ * table that routes each message to its block, the client connections,
+ * and the regions read.
  * Attached to the runtime when the first DataNode starts serving
  * ({@link #of}); closed with the runtime, before its worker.
  */
@@ -27,6 +30,9 @@ public final class DataNodeServer
   private final UcxConnections connections;
   private final RegionCache regions;
   private final SessionTable sessions;
+  /** The DataNodes serving through this side, by their DataNode object. */
+  private final Map<Object, UcxDataNode> serving =
+      new ConcurrentHashMap<Object, UcxDataNode>();
 
   private DataNodeServer(UcxRuntime runtime) {
     this.runtime = runtime;
@@ -46,6 +52,37 @@ public final class DataNodeServer
   /** The DataNode side of {@code runtime}, attached on first call. */
   public static DataNodeServer of(UcxRuntime runtime) {
     return runtime.extension(DataNodeServer.class, DataNodeServer::new);
+  }
+
+  /**
+   * The DataNode side of {@code runtime} if a DataNode attached it, else
+   * null; attaches nothing.
+   */
+  static DataNodeServer ifAttached(UcxRuntime runtime) {
+    return runtime == null ? null : runtime.attached(DataNodeServer.class);
+  }
+
+  void serve(Object dataNode, UcxDataNode d) {
+    serving.put(dataNode, d);
+  }
+
+  void stopServing(Object dataNode, UcxDataNode d) {
+    serving.remove(dataNode, d);
+  }
+
+  /** The UCX side of {@code dataNode}, or null. */
+  UcxDataNode serving(Object dataNode) {
+    return serving.get(dataNode);
+  }
+
+  /** The UCX side of the DataNode called {@code name}, or null. */
+  UcxDataNode servingNamed(String name) {
+    for (UcxDataNode d : serving.values()) {
+      if (d.name().equals(name)) {
+        return d;
+      }
+    }
+    return null;
   }
 
   public UcxRuntime runtime() {
@@ -86,11 +123,15 @@ public final class DataNodeServer
   }
 
   /**
-   * Stops routing messages, closes every client connection and releases
-   * the regions read. Idempotent.
+   * Stops every DataNode serving through it (their later blocks stay on
+   * TCP, their host markers go), stops routing messages, closes every
+   * client connection and releases the regions read. Idempotent.
    */
   @Override
   public void close() {
+    for (UcxDataNode d : serving.values().toArray(new UcxDataNode[0])) {
+      d.stop();
+    }
     runtime.worker().setMessageHandler(null);
     Closeables.closeAll(connections, regions);
   }

@@ -1,8 +1,6 @@
 package org.hdfsrdma.hadoop.datanode;
 
 import java.io.IOException;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.io.IOUtils;
@@ -18,16 +16,14 @@ import org.slf4j.LoggerFactory;
  * One DataNode serving the UCX data path: its own settings (read once from
  * the DataNode's configuration, as Hadoop's {@code DNConf} is), its metrics
  * source, its measured ingest rate, and the JVM's shared DataNode side it
- * receives through. Registered while the DataNode runs, found by the
- * DataNode object itself ({@link #of}), once per block.
+ * receives through. Registered with that side while the DataNode runs
+ * (and forgotten if the runtime closes), found by the DataNode object
+ * itself ({@link #of}), once per block.
  */
 public final class UcxDataNode {
 
   private static final Logger LOG =
       LoggerFactory.getLogger(UcxDataNode.class);
-
-  private static final Map<Object, UcxDataNode> SERVING =
-      new ConcurrentHashMap<Object, UcxDataNode>();
 
   private final Object dataNode;
   private final String name;
@@ -64,7 +60,7 @@ public final class UcxDataNode {
     d.metrics.register();
     runtime.metrics().register();
     d.announce();
-    SERVING.put(dataNode, d);
+    d.server.serve(dataNode, d);
     return d;
   }
 
@@ -74,7 +70,7 @@ public final class UcxDataNode {
    */
   private synchronized void announce() {
     try {
-      marker = LocalDataNodeMarker.announce();
+      marker = LocalDataNodeMarker.announce(server.runtime());
     } catch (IOException | RuntimeException e) {
       LOG.warn("hdfs-rdma: cannot mark {} as serving UCX in {} ({}); clients"
           + " on this host without RDMA devices will not start UCX", name,
@@ -84,22 +80,19 @@ public final class UcxDataNode {
 
   /** The UCX side of {@code dataNode}, or null when it serves none. */
   public static UcxDataNode of(Object dataNode) {
-    return SERVING.get(dataNode);
+    DataNodeServer s = DataNodeServer.ifAttached(UcxRuntime.current());
+    return s == null ? null : s.serving(dataNode);
   }
 
   /** The UCX side of the DataNode called {@code name}, or null. */
   static UcxDataNode named(String name) {
-    for (UcxDataNode d : SERVING.values()) {
-      if (d.name.equals(name)) {
-        return d;
-      }
-    }
-    return null;
+    DataNodeServer s = DataNodeServer.ifAttached(UcxRuntime.current());
+    return s == null ? null : s.servingNamed(name);
   }
 
   /** Stops serving: later blocks of the DataNode stay on TCP. */
   public void stop() {
-    SERVING.remove(dataNode, this);
+    server.stopServing(dataNode, this);
     metrics.unregister();
     LocalDataNodeMarker m;
     synchronized (this) {

@@ -14,7 +14,6 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.hdfsrdma.ucx.HostIdentity;
@@ -39,31 +38,35 @@ public final class LocalDataNodeMarker implements Closeable {
   private static final String PREFIX = "datanode-";
   private static final String SUFFIX = ".lock";
   private static final AtomicInteger SEQUENCE = new AtomicInteger();
-  /**
-   * This JVM's own markers, never probed: closing any descriptor of a file
-   * drops every POSIX lock this process holds on it.
-   */
-  private static final Set<String> OWN = ConcurrentHashMap.newKeySet();
 
+  /**
+   * The runtime's set of this JVM's own markers, never probed: closing any
+   * descriptor of a file drops every POSIX lock this process holds on it.
+   */
+  private final Set<String> own;
   private final File file;
   private final FileChannel channel;
   private final FileLock lock;
   private boolean closed;
 
-  private LocalDataNodeMarker(File file, FileChannel channel, FileLock lock) {
+  private LocalDataNodeMarker(Set<String> own, File file,
+      FileChannel channel, FileLock lock) {
+    this.own = own;
     this.file = file;
     this.channel = channel;
     this.lock = lock;
   }
 
   /**
-   * Marks this process as running a DataNode that serves UCX until
-   * {@link #close()} or the process's end.
+   * Marks this process as running a DataNode that serves UCX through
+   * {@code runtime} until {@link #close()} or the process's end.
    *
    * @throws IOException when the marker cannot be written (clients on this
    *     host then do not start UCX without RDMA devices)
    */
-  public static LocalDataNodeMarker announce() throws IOException {
+  public static LocalDataNodeMarker announce(UcxRuntime runtime)
+      throws IOException {
+    Set<String> own = runtime.ownMarkers();
     File dir = directory();
     if (!dir.isDirectory()) {
       Files.createDirectories(dir.toPath(),
@@ -87,8 +90,8 @@ public final class LocalDataNodeMarker implements Closeable {
       } catch (AtomicMoveNotSupportedException e) {
         Files.move(fresh.toPath(), marker.toPath());
       }
-      OWN.add(marker.getName());
-      return new LocalDataNodeMarker(marker, channel, lock);
+      own.add(marker.getName());
+      return new LocalDataNodeMarker(own, marker, channel, lock);
     } catch (IOException | RuntimeException e) {
       channel.close();
       Files.deleteIfExists(fresh.toPath());
@@ -105,18 +108,22 @@ public final class LocalDataNodeMarker implements Closeable {
    * The live markers of this host and user; removes stale ones on the way.
    * One probe at a time in a JVM: two threads' locks on one file overlap
    * (Java refuses the second), and writers probe as their streams open.
+   * This JVM's markers are those of its runtime (one that is not running
+   * serves no DataNode).
    */
   public static synchronized int countAlive() {
     File[] files = directory().listFiles();
     if (files == null) {
       return 0;
     }
+    UcxRuntime runtime = UcxRuntime.current();
+    Set<String> ours = runtime == null ? null : runtime.ownMarkers();
     String own = PREFIX + ownPrefix();
     int alive = 0;
     for (File f : files) {
       String name = f.getName();
       if (name.startsWith(own) && name.endsWith(SUFFIX)
-          && (OWN.contains(name) || isAlive(f))) {
+          && ((ours != null && ours.contains(name)) || isAlive(f))) {
         alive++;
       }
     }
@@ -160,7 +167,7 @@ public final class LocalDataNodeMarker implements Closeable {
       return;
     }
     closed = true;
-    OWN.remove(file.getName());
+    own.remove(file.getName());
     try {
       Files.deleteIfExists(file.toPath());
     } finally {

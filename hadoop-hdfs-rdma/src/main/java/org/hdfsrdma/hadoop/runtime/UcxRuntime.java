@@ -7,7 +7,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -70,7 +69,8 @@ public final class UcxRuntime implements Closeable {
       "hadoop.service.shutdown.timeout";
   static final long SERVICE_SHUTDOWN_TIMEOUT_DEFAULT = 30;
 
-  private static UcxRuntime instance;
+  /** Written under the class's lock; read without it ({@link #current}). */
+  private static volatile UcxRuntime instance;
 
   private final RdmaConf conf;
   private final UcxContext context;
@@ -86,10 +86,11 @@ public final class UcxRuntime implements Closeable {
   /** Attached parts, in order of attachment; closed in reverse. */
   private final Map<Class<?>, Closeable> extensions =
       new LinkedHashMap<Class<?>, Closeable>();
-  private final Set<UcxEndpoint> transportsNoted =
-      Collections.newSetFromMap(new ConcurrentHashMap<UcxEndpoint, Boolean>());
-  private final Set<String> transportsSeen =
-      Collections.newSetFromMap(new ConcurrentHashMap<String, Boolean>());
+  private final TransportNotes transportNotes = new TransportNotes();
+  private final NodeBackoff nodeBackoff = new NodeBackoff();
+  private final IngestRates ingestRates = new IngestRates();
+  /** This JVM's DataNodes' host markers ({@link LocalDataNodeMarker}). */
+  private final Set<String> ownMarkers = ConcurrentHashMap.newKeySet();
   private boolean closed;
 
   private UcxRuntime(Configuration configuration)
@@ -187,7 +188,7 @@ public final class UcxRuntime implements Closeable {
   }
 
   /** This JVM's runtime if one was started, else null; creates nothing. */
-  public static synchronized UcxRuntime current() {
+  public static UcxRuntime current() {
     return instance;
   }
 
@@ -268,6 +269,14 @@ public final class UcxRuntime implements Closeable {
   }
 
   /**
+   * The part of type {@code type} if one was attached, else null;
+   * attaches nothing.
+   */
+  public synchronized <T extends Closeable> T attached(Class<T> type) {
+    return type.cast(extensions.get(type));
+  }
+
+  /**
    * The connection to a DataNode's worker (cached), with this client's
    * hello sent first (the DataNode connects back with it).
    */
@@ -281,16 +290,27 @@ public final class UcxRuntime implements Closeable {
    * metrics and the totals.
    */
   public void noteConnected(UcxEndpoint e) {
-    if (transportsNoted.add(e)) {
-      String report = e.transports().toString();
-      transportsSeen.add(report);
-      LOG.info("hdfs-rdma: UCX to {}: {}", e.peer(), report);
-    }
+    transportNotes.connected(e);
   }
 
   /** Notes a way this JVM's DataNodes read packets, for the same. */
   public void noteTransport(String how) {
-    transportsSeen.add(how);
+    transportNotes.add(how);
+  }
+
+  /** The DataNodes this JVM's clients keep off UCX for a while. */
+  public NodeBackoff nodeBackoff() {
+    return nodeBackoff;
+  }
+
+  /** The ingest rates DataNodes committed to this JVM's clients. */
+  public IngestRates ingestRates() {
+    return ingestRates;
+  }
+
+  /** The names of the host markers this JVM's DataNodes hold. */
+  Set<String> ownMarkers() {
+    return ownMarkers;
   }
 
   /** What the metrics source reads off the runtime's resources. */
@@ -324,7 +344,7 @@ public final class UcxRuntime implements Closeable {
 
     @Override
     public String transports() {
-      return String.join("; ", new TreeSet<String>(transportsSeen));
+      return transportNotes.summary();
     }
   }
 

@@ -7,6 +7,7 @@ import org.hdfsrdma.hadoop.client.DistributionPolicy;
 import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
 import org.hdfsrdma.hadoop.conf.RdmaConf;
 import org.hdfsrdma.hadoop.conf.RdmaSettings;
+import org.hdfsrdma.hadoop.conf.UnknownKeys;
 import org.hdfsrdma.hadoop.datanode.DataNodeStart;
 import org.hdfsrdma.hadoop.tools.Findings.Level;
 
@@ -50,8 +51,8 @@ final class SettingsReport {
           ? d.getValue() + " (default)"
           : value + " (" + source(d.getKey()) + ")"));
     }
-    for (String k : RdmaSettings.unknownKeys(conf)) {
-      String suggestion = RdmaSettings.closest(k);
+    for (String k : UnknownKeys.unknownKeys(conf)) {
+      String suggestion = UnknownKeys.closest(k);
       findings.add(Level.WARN, "setting", k + "=" + conf.get(k) + " ("
           + source(k) + ") is not an hdfs-rdma key; see "
           + HdfsRdmaConfigKeys.DEFAULT_RESOURCE + (suggestion == null ? ""

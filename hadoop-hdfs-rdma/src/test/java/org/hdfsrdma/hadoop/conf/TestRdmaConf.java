@@ -269,7 +269,7 @@ public class TestRdmaConf {
   @Test(timeout = 30_000)
   public void testUnknownKeyWarnedOnceWithTheLikelyKey() {
     String typo = "dfs.datanode.rdma.gets-inflight";
-    LogOnce.forget(RdmaSettings.unknownLogKey(typo));
+    LogOnce.forget(UnknownKeys.unknownLogKey(typo));
     Configuration conf = new Configuration(false);
     conf.set(typo, "8");
     String message = "hdfs-rdma: unknown setting " + typo + " (not one of"
@@ -287,7 +287,7 @@ public class TestRdmaConf {
 
     // A key added later is seen when the next RdmaConf is built.
     String other2 = "dfs.rdma.nothing-like-ours";
-    LogOnce.forget(RdmaSettings.unknownLogKey(other2));
+    LogOnce.forget(UnknownKeys.unknownLogKey(other2));
     conf.set(other2, "1");
     new RdmaConf(conf);
     String unlike = "hdfs-rdma: unknown setting " + other2 + " (not one of"
@@ -300,17 +300,17 @@ public class TestRdmaConf {
   @Test(timeout = 30_000)
   public void testLikelyKeys() {
     assertEquals(DFS_CLIENT_RDMA_ENABLED_KEY,
-        RdmaSettings.closest("dfs.client.rdma.enable"));
+        UnknownKeys.closest("dfs.client.rdma.enable"));
     assertEquals(DFS_CLIENT_RDMA_POOL_MAX_BYTES_KEY,
-        RdmaSettings.closest("dfs.client.rdma.bufferpool.max.bytes"));
+        UnknownKeys.closest("dfs.client.rdma.bufferpool.max.bytes"));
     assertEquals("the same name in another family",
         DFS_DATANODE_RDMA_GETS_IN_FLIGHT_KEY,
-        RdmaSettings.closest("dfs.client.rdma.gets-in-flight"));
-    assertNull(RdmaSettings.closest("dfs.rdma.nothing-like-ours"));
-    assertTrue(RdmaSettings.inFamily("dfs.rdma.x"));
-    assertTrue(RdmaSettings.inFamily("dfs.client.rdma.x"));
-    assertTrue(RdmaSettings.inFamily("dfs.datanode.rdma.x"));
-    assertFalse(RdmaSettings.inFamily("dfs.client.write.rdma"));
+        UnknownKeys.closest("dfs.client.rdma.gets-in-flight"));
+    assertNull(UnknownKeys.closest("dfs.rdma.nothing-like-ours"));
+    assertTrue(UnknownKeys.inFamily("dfs.rdma.x"));
+    assertTrue(UnknownKeys.inFamily("dfs.client.rdma.x"));
+    assertTrue(UnknownKeys.inFamily("dfs.datanode.rdma.x"));
+    assertFalse(UnknownKeys.inFamily("dfs.client.write.rdma"));
   }
 
   @Test(timeout = 30_000)
