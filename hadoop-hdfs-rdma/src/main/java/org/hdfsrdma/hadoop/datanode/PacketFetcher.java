@@ -5,9 +5,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.channels.SelectableChannel;
-import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 
 import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes.Phase;
@@ -16,11 +14,7 @@ import org.hdfsrdma.hadoop.metrics.WriterCounters;
 import org.hdfsrdma.ucx.PacketDescriptor;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
 import org.hdfsrdma.ucx.RemoteRegion;
-import org.hdfsrdma.ucx.StatusSlots;
-import org.hdfsrdma.ucx.UcxEndpoint;
 import org.hdfsrdma.ucx.UcxWorker;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A block's packets as they arrive over UCX, for the block's receiver
@@ -35,10 +29,10 @@ import org.slf4j.LoggerFactory;
  * is simply there, and when it must wait it sleeps in the worker's event
  * wait, woken by the exposer's message. Same-host shared memory regions are
  * read directly (one copy, as a socket read makes one); other regions are
- * fetched with gets (up to {@code dfs.datanode.rdma.gets-in-flight} ahead,
- * overlapping verify and disk write) into registered landing buffers, then
- * copied. What a packet needs (landing pool, endpoint back, counters) is
- * resolved once per block; nothing is allocated per packet.
+ * fetched with gets ahead of the reader ({@link GetWindow}) into registered
+ * landing buffers, then copied. What a packet needs (landing pool, endpoint
+ * back, counters) is resolved once per block; nothing is allocated per
+ * packet.
  *
  * <p>In a chain or hybrid pipeline this DataNode may feed another
  * ({@link PacketForwarder}): then every packet is fetched into a landing
@@ -52,23 +46,9 @@ import org.slf4j.LoggerFactory;
  */
 public final class PacketFetcher implements Closeable {
 
-  private static final Logger LOG =
-      LoggerFactory.getLogger(PacketFetcher.class);
-
   /** How often a waiting receiver looks at the socket. */
   private static final long SOCKET_CHECK_MS = 20;
 
-  /** Whether the get of one window entry is over; reused. */
-  private final class GetDone implements UcxWorker.Readiness {
-    int slot;
-
-    @Override
-    public boolean isReady() {
-      return !gets.inProgress(slot);
-    }
-  }
-
-  private final GetDone getDone = new GetDone();
   private final UcxBlockSession session;
   private final UcxDataNode dataNode;
   private final UcxWorker worker;
@@ -79,17 +59,8 @@ public final class PacketFetcher implements Closeable {
   private final WriterCounters.Slot counters;
   private final FetchedPacket current;
   private final ByteBuffer[] readers;
-  // Descriptors taken from the session, oldest first, with their gets.
-  private final int window;
-  private final ByteBuffer taken;
-  private final PacketDescriptor descriptor = new PacketDescriptor();
-  private final long[] landingTokens;
-  private final StatusSlots gets;
-  private int first;
-  private int count;
   private final LandingLeases landing;
-  /** The endpoint back to the exposer for gets. */
-  private final EndpointBack back;
+  private final GetWindow window;
   private UcxConnections.Connection connection;
   /** The DataNode this one feeds (chain, hybrid), or null. */
   private PacketForwarder forwarder;
@@ -121,20 +92,14 @@ public final class PacketFetcher implements Closeable {
     this.counters = dataNode.metrics().openReceiver();
     this.current = new FetchedPacket(session.maxPacketBytes());
     this.readers = new ByteBuffer[dataNode.conf().maxRegionsPerBlock() + 1];
-    this.window = dataNode.conf().getsInFlight();
-    this.taken = ByteBuffer.allocate(window * PacketDescriptor.LENGTH)
-        .order(ByteOrder.BIG_ENDIAN);
     this.landing = new LandingLeases(dataNode, session.description(),
         timeoutMs);
-    this.landingTokens = new long[window];
-    Arrays.fill(landingTokens, RegisteredBufferPool.NO_LEASE);
-    this.gets = new StatusSlots(window);
-    // A get still under way when this fetcher is dropped completes later.
-    worker.keepWhileInFlight(this, null, gets);
     this.driver = worker.registerDriver();
     session.setDriver(driver);
-    this.back = new EndpointBack(dataNode.server().connections(), worker,
-        driver, session, timeoutMs);
+    EndpointBack back = new EndpointBack(dataNode.server().connections(),
+        worker, driver, session, timeoutMs);
+    this.window = new GetWindow(session, worker, driver, back, landing,
+        dataNode.conf().getsInFlight(), timeoutMs);
   }
 
   /** The packet {@link #next} presented last. */
@@ -201,7 +166,7 @@ public final class PacketFetcher implements Closeable {
           + session.description());
     }
     landing.releaseUnforwarded();
-    if (count == 0) {
+    if (window.isEmpty()) {
       if (!awaitDescriptor(in)) {
         return false;
       }
@@ -215,18 +180,15 @@ public final class PacketFetcher implements Closeable {
     // limit, not its upstream: what its ingest rate is measured over.
     busyFrom = System.nanoTime();
     // Take what already arrived into the window, up to full.
-    while (count < window && takeInto((first + count) % window)) {
-      // takeInto started the gets
-    }
+    window.fill();
     clock.since(Phase.DESCRIPTOR_WAIT, entered);
-    int entry = first;
-    descriptor.wrap(taken, entry * PacketDescriptor.LENGTH);
+    PacketDescriptor descriptor = window.oldest();
     int dataLength = descriptor.dataLength();
     current.checksumLength = descriptor.checksumLength();
     current.dataLength = dataLength;
     int length = current.checksumLength + dataLength;
     if (length > 0) {
-      if (fetch(entry, length)) {
+      if (fetch(descriptor, length)) {
         counters.add(UcxDataNodeMetrics.READ_DIRECTLY, dataLength);
       }
       bytesFetched += length;
@@ -240,8 +202,7 @@ public final class PacketFetcher implements Closeable {
     current.seqno = descriptor.seqno();
     current.lastPacketInBlock = descriptor.isLastPacketInBlock();
     current.syncBlock = descriptor.isSyncBlock();
-    first = (first + 1) % window;
-    count--;
+    window.remove();
     packetsReceived++;
     if (connection == null && packetsReceived == 1) {
       connection = dataNode.server().connections().get(
@@ -253,11 +214,12 @@ public final class PacketFetcher implements Closeable {
   }
 
   /**
-   * Copies the packet of window entry {@code entry} into the heap buffer.
-   * Returns whether it was read directly (same-host shared memory) rather
-   * than fetched by get.
+   * Copies the packet of {@code descriptor}, the window's oldest, into the
+   * heap buffer. Returns whether it was read directly (same-host shared
+   * memory) rather than fetched by get.
    */
-  private boolean fetch(int entry, int length) throws IOException {
+  private boolean fetch(PacketDescriptor descriptor, int length)
+      throws IOException {
     RemoteRegion region = session.region(descriptor.regionId());
     if (region.isDirect()) {
       long copyFrom = clock.now();
@@ -284,23 +246,8 @@ public final class PacketFetcher implements Closeable {
       return true;
     }
     long waitFrom = clock.now();
-    int slot = entry;
-    getDone.slot = slot;
-    if (!worker.drive(driver, getDone,
-        TimeUnit.MILLISECONDS.toNanos(timeoutMs))) {
-      throw new UcxPathException("hdfs-rdma: the get of a packet of "
-          + session.description() + " did not complete in " + timeoutMs
-          + " ms");
-    }
-    int status = gets.status(slot);
-    long token = landingTokens[entry];
-    landingTokens[entry] = RegisteredBufferPool.NO_LEASE;
+    long token = window.awaitOldest();
     try {
-      if (status != 0) {
-        throw new UcxPathException("hdfs-rdma: the get of a packet of "
-            + session.description() + " failed: "
-            + StatusSlots.describe(status));
-      }
       clock.since(Phase.GET_WAIT, waitFrom);
       long copyFrom = clock.now();
       ByteBuffer landed = landing.buffer(token);
@@ -337,7 +284,7 @@ public final class PacketFetcher implements Closeable {
       long slice = !socket.watched() ? remaining
           : Math.min(remaining, TimeUnit.MILLISECONDS.toNanos(SOCKET_CHECK_MS));
       if (worker.drive(driver, session, slice)) {
-        if (takeInto((first + count) % window)) {
+        if (window.take()) {
           return true;
         }
         if (!worker.isRunning()) {
@@ -354,43 +301,6 @@ public final class PacketFetcher implements Closeable {
         overSocket = true;
         return false;
       }
-    }
-  }
-
-  /**
-   * Takes the session's next descriptor into window entry {@code entry} and
-   * starts its get when its region is not read directly.
-   */
-  private boolean takeInto(int entry) throws IOException {
-    if (!session.take(taken, entry * PacketDescriptor.LENGTH)) {
-      return false;
-    }
-    count++;
-    descriptor.wrap(taken, entry * PacketDescriptor.LENGTH);
-    long length = descriptor.packetLength();
-    if (length > 0) {
-      RemoteRegion region = session.region(descriptor.regionId());
-      if (!region.isDirect()) {
-        startGet(entry, region, (int) length);
-      }
-    }
-    return true;
-  }
-
-  private void startGet(int entry, RemoteRegion region, int length)
-      throws IOException {
-    try {
-      UcxEndpoint e = back.get();
-      long token = landing.lease();
-      landingTokens[entry] = token;
-      region.startGet(e, descriptor.address(), landing.address(token),
-          length, gets.address(entry));
-    } catch (UcxPathException | InterruptedIOException e) {
-      throw e;
-    } catch (IOException e) {
-      throw new UcxPathException("hdfs-rdma: cannot start the get of a"
-          + " packet of " + session.description() + ": " + e.getMessage(),
-          e);
     }
   }
 
@@ -452,25 +362,7 @@ public final class PacketFetcher implements Closeable {
     closed = true;
     boolean getPending = false;
     try {
-      for (int i = 0; i < window; i++) {
-        long token = landingTokens[i];
-        if (token == RegisteredBufferPool.NO_LEASE) {
-          continue;
-        }
-        getDone.slot = i;
-        worker.drive(driver, getDone,
-            TimeUnit.MILLISECONDS.toNanos(timeoutMs + 2000));
-        if (!gets.inProgress(i)) {
-          landing.release(token);
-        } else {
-          getPending = true;
-          LOG.warn("hdfs-rdma: a get of {} is still pending after {} ms;"
-              + " its landing buffer stays out of the pool and the"
-              + " client's remote keys stay unpacked",
-              session.description(), timeoutMs + 2000);
-        }
-        landingTokens[i] = RegisteredBufferPool.NO_LEASE;
-      }
+      getPending = window.drain();
     } finally {
       landing.releaseUnforwarded();
       if (forwarder != null) {
