@@ -35,7 +35,7 @@ import org.hdfsrdma.ucx.UcxWorker;
  * packet.
  *
  * <p>In a chain or hybrid pipeline this DataNode may feed another
- * ({@link PacketForwarder}): then every packet is fetched into a landing
+ * ({@link DownstreamFeed}): then every packet is fetched into a landing
  * buffer, which is offered downstream where Hadoop would mirror the packet
  * ({@link #forward}) and stays leased until the mirror's ack
  * ({@link #downstreamAcked}).
@@ -60,10 +60,9 @@ public final class PacketFetcher implements Closeable {
   private final FetchedPacket current;
   private final ByteBuffer[] readers;
   private final LandingLeases landing;
+  private final DownstreamFeed feed;
   private final GetWindow window;
   private UcxConnections.Connection connection;
-  /** The DataNode this one feeds (chain, hybrid), or null. */
-  private PacketForwarder forwarder;
   /** When the current packet's descriptor was there, or 0. */
   private long busyFrom;
   /** Time from descriptor to disk write, summed over the block. */
@@ -94,6 +93,7 @@ public final class PacketFetcher implements Closeable {
     this.readers = new ByteBuffer[dataNode.conf().maxRegionsPerBlock() + 1];
     this.landing = new LandingLeases(dataNode, session.description(),
         timeoutMs);
+    this.feed = new DownstreamFeed(landing);
     this.driver = worker.registerDriver();
     session.setDriver(driver);
     EndpointBack back = new EndpointBack(dataNode.server().connections(),
@@ -122,7 +122,7 @@ public final class PacketFetcher implements Closeable {
    * hybrid); before the first packet.
    */
   public void feed(PacketForwarder f) {
-    this.forwarder = f;
+    feed.feed(f);
   }
 
   /**
@@ -130,10 +130,7 @@ public final class PacketFetcher implements Closeable {
    * downstream up to it are free. The PacketResponder thread.
    */
   public void downstreamAcked(long seqno) {
-    PacketForwarder f = forwarder;
-    if (f != null) {
-      f.acked(seqno);
-    }
+    feed.acked(seqno);
   }
 
   /** Marks the end of a phase of the current packet (timers). */
@@ -165,7 +162,7 @@ public final class PacketFetcher implements Closeable {
       throw new IOException("received a packet after the last packet of "
           + session.description());
     }
-    landing.releaseUnforwarded();
+    feed.releaseUnoffered();
     if (window.isEmpty()) {
       if (!awaitDescriptor(in)) {
         return false;
@@ -230,17 +227,11 @@ public final class PacketFetcher implements Closeable {
       }
       reader.limit(reader.capacity());
       reader.position((int) (descriptor.address() - region.base()));
-      if (forwarder == null) {
+      if (!feed.feeds()) {
         reader.get(current.bytes, 0, length);
       } else {
         // The DataNode fed next reads the packet from this one's memory.
-        long token = landing.lease();
-        ByteBuffer landed = landing.buffer(token);
-        landed.clear();
-        reader.limit(reader.position() + length);
-        landed.put(reader).flip();
-        landed.get(current.bytes, 0, length);
-        landing.holdForForward(token);
+        feed.holdCopy(reader, length, current.bytes);
       }
       clock.since(Phase.COPY, copyFrom);
       return true;
@@ -254,8 +245,8 @@ public final class PacketFetcher implements Closeable {
       landed.clear();
       landed.get(current.bytes, 0, length);
       clock.since(Phase.COPY, copyFrom);
-      if (forwarder != null) {
-        landing.holdForForward(token);
+      if (feed.feeds()) {
+        feed.hold(token);
         token = RegisteredBufferPool.NO_LEASE;
       }
     } finally {
@@ -320,18 +311,7 @@ public final class PacketFetcher implements Closeable {
    * sees a failed mirror, as for a failed socket write.
    */
   public void forward() throws IOException {
-    if (forwarder != null) {
-      long token = landing.takeForForward();
-      try {
-        forwarder.forward(current.seqno, current.offsetInBlock,
-            current.lastPacketInBlock, current.syncBlock,
-            current.checksumLength, current.dataLength, token);
-      } catch (UcxPathException | InterruptedIOException e) {
-        throw e;
-      } catch (IOException e) {
-        throw new UcxPathException(e.getMessage(), e);
-      }
-    }
+    feed.forward(current);
   }
 
   /**
@@ -364,10 +344,7 @@ public final class PacketFetcher implements Closeable {
     try {
       getPending = window.drain();
     } finally {
-      landing.releaseUnforwarded();
-      if (forwarder != null) {
-        forwarder.close();
-      }
+      feed.close();
       worker.unregisterDriver(driver);
       if (getPending) {
         session.closeKeepingRegions();
