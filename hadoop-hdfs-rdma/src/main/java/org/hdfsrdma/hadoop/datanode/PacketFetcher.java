@@ -46,9 +46,6 @@ import org.hdfsrdma.ucx.UcxWorker;
  */
 public final class PacketFetcher implements Closeable {
 
-  /** How often a waiting receiver looks at the socket. */
-  private static final long SOCKET_CHECK_MS = 20;
-
   private final UcxBlockSession session;
   private final UcxDataNode dataNode;
   private final UcxWorker worker;
@@ -69,7 +66,6 @@ public final class PacketFetcher implements Closeable {
   private long busyNanos;
   private long packetsReceived;
   private long bytesFetched;
-  private boolean overSocket;
   private boolean fellBack;
   private boolean closed;
 
@@ -272,9 +268,7 @@ public final class PacketFetcher implements Closeable {
             + session.description() + " arrived over UCX in " + timeoutMs
             + " ms");
       }
-      long slice = !socket.watched() ? remaining
-          : Math.min(remaining, TimeUnit.MILLISECONDS.toNanos(SOCKET_CHECK_MS));
-      if (worker.drive(driver, session, slice)) {
+      if (worker.drive(driver, session, socket.slice(remaining))) {
         if (window.take()) {
           return true;
         }
@@ -287,9 +281,7 @@ public final class PacketFetcher implements Closeable {
         throw new InterruptedIOException("interrupted waiting for a"
             + " packet of " + session.description());
       }
-      if (socket.watched() && in != null
-          && socket.saysSomething(packetsReceived)) {
-        overSocket = true;
+      if (in != null && socket.saysSomething(packetsReceived)) {
         return false;
       }
     }
@@ -353,7 +345,7 @@ public final class PacketFetcher implements Closeable {
       }
       UcxConnections.unbound(connection);
       counters.close();
-      if (overSocket) {
+      if (socket.carriesTheBlock()) {
         dataNode.metrics().countBlock(false);
       } else if (packetsReceived > 0) {
         dataNode.metrics().countBlock(true);
