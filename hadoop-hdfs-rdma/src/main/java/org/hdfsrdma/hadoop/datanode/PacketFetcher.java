@@ -9,8 +9,6 @@ import java.nio.channels.SelectableChannel;
 import java.util.concurrent.TimeUnit;
 
 import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes.Phase;
-import org.hdfsrdma.hadoop.metrics.UcxDataNodeMetrics;
-import org.hdfsrdma.hadoop.metrics.WriterCounters;
 import org.hdfsrdma.ucx.PacketDescriptor;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
 import org.hdfsrdma.ucx.RemoteRegion;
@@ -53,20 +51,13 @@ public final class PacketFetcher implements Closeable {
   private final long timeoutMs;
   private final UpstreamSocket socket;
   private final PhaseClock clock;
-  private final WriterCounters.Slot counters;
+  private final BlockTally tally;
   private final FetchedPacket current;
   private final ByteBuffer[] readers;
   private final LandingLeases landing;
   private final DownstreamFeed feed;
   private final GetWindow window;
   private UcxConnections.Connection connection;
-  /** When the current packet's descriptor was there, or 0. */
-  private long busyFrom;
-  /** Time from descriptor to disk write, summed over the block. */
-  private long busyNanos;
-  private long packetsReceived;
-  private long bytesFetched;
-  private boolean fellBack;
   private boolean closed;
 
   /**
@@ -84,7 +75,7 @@ public final class PacketFetcher implements Closeable {
     this.timeoutMs = dataNode.conf().getTimeoutMs();
     this.socket = new UpstreamSocket(socket, session.description());
     this.clock = new PhaseClock(dataNode.metrics().times());
-    this.counters = dataNode.metrics().openReceiver();
+    this.tally = new BlockTally(dataNode);
     this.current = new FetchedPacket(session.maxPacketBytes());
     this.readers = new ByteBuffer[dataNode.conf().maxRegionsPerBlock() + 1];
     this.landing = new LandingLeases(dataNode, session.description(),
@@ -105,12 +96,12 @@ public final class PacketFetcher implements Closeable {
 
   /** Packet bytes (checksums and data) this fetcher fetched over UCX. */
   public long bytesFetched() {
-    return bytesFetched;
+    return tally.bytes();
   }
 
   /** Packets this fetcher presented from UCX. */
   public long packetsReceived() {
-    return packetsReceived;
+    return tally.packets();
   }
 
   /**
@@ -137,10 +128,7 @@ public final class PacketFetcher implements Closeable {
   /** The current packet is on disk: its busy time ends here. */
   public void written() {
     mark(Phase.DISK);
-    if (busyFrom != 0) {
-      busyNanos += System.nanoTime() - busyFrom;
-      busyFrom = 0;
-    }
+    tally.written();
   }
 
   /**
@@ -171,7 +159,7 @@ public final class PacketFetcher implements Closeable {
     }
     // From here to the packet's disk write this DataNode is the pipeline's
     // limit, not its upstream: what its ingest rate is measured over.
-    busyFrom = System.nanoTime();
+    tally.busy();
     // Take what already arrived into the window, up to full.
     window.fill();
     clock.since(Phase.DESCRIPTOR_WAIT, entered);
@@ -181,23 +169,17 @@ public final class PacketFetcher implements Closeable {
     current.dataLength = dataLength;
     int length = current.checksumLength + dataLength;
     if (length > 0) {
-      if (fetch(descriptor, length)) {
-        counters.add(UcxDataNodeMetrics.READ_DIRECTLY, dataLength);
-      }
-      bytesFetched += length;
-      counters.add(UcxDataNodeMetrics.FETCHED_BYTES, dataLength);
-      counters.add(UcxDataNodeMetrics.PACKETS_FETCHED, 1);
-      if ((descriptor.flags() & PacketDescriptor.FLAG_FORWARDED) != 0) {
-        counters.add(UcxDataNodeMetrics.FETCHED_FROM_DATANODES, dataLength);
-      }
+      boolean direct = fetch(descriptor, length);
+      tally.fetched(length, dataLength, direct,
+          (descriptor.flags() & PacketDescriptor.FLAG_FORWARDED) != 0);
     }
     current.offsetInBlock = descriptor.offsetInBlock();
     current.seqno = descriptor.seqno();
     current.lastPacketInBlock = descriptor.isLastPacketInBlock();
     current.syncBlock = descriptor.isSyncBlock();
     window.remove();
-    packetsReceived++;
-    if (connection == null && packetsReceived == 1) {
+    tally.presented();
+    if (connection == null && tally.packets() == 1) {
       connection = dataNode.server().connections().get(
           session.boundEndpoint());
       UcxConnections.bound(connection);
@@ -281,7 +263,7 @@ public final class PacketFetcher implements Closeable {
         throw new InterruptedIOException("interrupted waiting for a"
             + " packet of " + session.description());
       }
-      if (in != null && socket.saysSomething(packetsReceived)) {
+      if (in != null && socket.saysSomething(tally.packets())) {
         return false;
       }
     }
@@ -311,10 +293,7 @@ public final class PacketFetcher implements Closeable {
    * continue over TCP: counted once per block.
    */
   public void fellBack() {
-    if (!fellBack) {
-      fellBack = true;
-      dataNode.metrics().countFallback();
-    }
+    tally.fellBack();
   }
 
   /**
@@ -344,13 +323,7 @@ public final class PacketFetcher implements Closeable {
         session.close();
       }
       UcxConnections.unbound(connection);
-      counters.close();
-      if (socket.carriesTheBlock()) {
-        dataNode.metrics().countBlock(false);
-      } else if (packetsReceived > 0) {
-        dataNode.metrics().countBlock(true);
-        dataNode.ingest().note(bytesFetched, busyNanos);
-      }
+      tally.close(socket.carriesTheBlock());
     }
   }
 }
