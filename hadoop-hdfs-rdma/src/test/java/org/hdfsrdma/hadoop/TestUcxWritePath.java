@@ -30,7 +30,7 @@ import org.slf4j.LoggerFactory;
  * segment: UCX carried the descriptors and region announcements, not the
  * bytes. The DataNodes' counters prove that every byte of every replica
  * came that way (none on the socket, none by get); the get path is tested
- * over tcp in TestUcxPacketReceiver and across hosts in
+ * over tcp in TestFetchByGet and across hosts in
  * TestChainAcrossProcesses.
  *
  * <p>Three DataNodes, blocks of 1 MiB; files of 0 B, 1 B, 511 B, 512 B,

@@ -10,9 +10,7 @@ import org.hdfsrdma.ucx.RegisteredBufferPool;
  * A block's landing buffers: leases of the JVM's landing pool (registered
  * memory) that its gets land in, and that a DataNode feeding the next one
  * offers it. The pool is taken on first need: a block read directly from a
- * same-host client needs none. At most one lease is held for forwarding,
- * the current packet's, until it is offered downstream. The block's
- * receiver thread only.
+ * same-host client needs none. The block's receiver thread only.
  */
 final class LandingLeases {
 
@@ -20,8 +18,6 @@ final class LandingLeases {
   private final String block;
   private final long timeoutMs;
   private RegisteredBufferPool pool;
-  /** The current packet's landing buffer, until offered downstream. */
-  private long toForward = RegisteredBufferPool.NO_LEASE;
 
   /**
    * @param block the block, for messages
@@ -73,25 +69,5 @@ final class LandingLeases {
 
   void release(long token) {
     pool.release(token);
-  }
-
-  /** Holds {@code token}, the current packet's, for the next DataNode. */
-  void holdForForward(long token) {
-    toForward = token;
-  }
-
-  /** The lease held for forwarding, now the caller's, or NO_LEASE. */
-  long takeForForward() {
-    long token = toForward;
-    toForward = RegisteredBufferPool.NO_LEASE;
-    return token;
-  }
-
-  /** Releases the lease held for forwarding, if it was not offered. */
-  void releaseUnforwarded() {
-    long token = takeForForward();
-    if (token != RegisteredBufferPool.NO_LEASE) {
-      pool.release(token);
-    }
   }
 }

@@ -5,22 +5,14 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.channels.SelectableChannel;
-import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 
 import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes.Phase;
-import org.hdfsrdma.hadoop.metrics.UcxDataNodeMetrics;
-import org.hdfsrdma.hadoop.metrics.WriterCounters;
 import org.hdfsrdma.ucx.PacketDescriptor;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
 import org.hdfsrdma.ucx.RemoteRegion;
-import org.hdfsrdma.ucx.StatusSlots;
-import org.hdfsrdma.ucx.UcxEndpoint;
 import org.hdfsrdma.ucx.UcxWorker;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A block's packets as they arrive over UCX, for the block's receiver
@@ -35,13 +27,13 @@ import org.slf4j.LoggerFactory;
  * is simply there, and when it must wait it sleeps in the worker's event
  * wait, woken by the exposer's message. Same-host shared memory regions are
  * read directly (one copy, as a socket read makes one); other regions are
- * fetched with gets (up to {@code dfs.datanode.rdma.gets-in-flight} ahead,
- * overlapping verify and disk write) into registered landing buffers, then
- * copied. What a packet needs (landing pool, endpoint back, counters) is
- * resolved once per block; nothing is allocated per packet.
+ * fetched with gets ahead of the reader ({@link GetWindow}) into registered
+ * landing buffers, then copied. What a packet needs (landing pool, endpoint
+ * back, counters) is resolved once per block; nothing is allocated per
+ * packet.
  *
  * <p>In a chain or hybrid pipeline this DataNode may feed another
- * ({@link PacketForwarder}): then every packet is fetched into a landing
+ * ({@link DownstreamFeed}): then every packet is fetched into a landing
  * buffer, which is offered downstream where Hadoop would mirror the packet
  * ({@link #forward}) and stays leased until the mirror's ack
  * ({@link #downstreamAcked}).
@@ -52,23 +44,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class PacketFetcher implements Closeable {
 
-  private static final Logger LOG =
-      LoggerFactory.getLogger(PacketFetcher.class);
-
-  /** How often a waiting receiver looks at the socket. */
-  private static final long SOCKET_CHECK_MS = 20;
-
-  /** Whether the get of one window entry is over; reused. */
-  private final class GetDone implements UcxWorker.Readiness {
-    int slot;
-
-    @Override
-    public boolean isReady() {
-      return !gets.inProgress(slot);
-    }
-  }
-
-  private final GetDone getDone = new GetDone();
   private final UcxBlockSession session;
   private final UcxDataNode dataNode;
   private final UcxWorker worker;
@@ -76,31 +51,13 @@ public final class PacketFetcher implements Closeable {
   private final long timeoutMs;
   private final UpstreamSocket socket;
   private final PhaseClock clock;
-  private final WriterCounters.Slot counters;
+  private final BlockTally tally;
   private final FetchedPacket current;
   private final ByteBuffer[] readers;
-  // Descriptors taken from the session, oldest first, with their gets.
-  private final int window;
-  private final ByteBuffer taken;
-  private final PacketDescriptor descriptor = new PacketDescriptor();
-  private final long[] landingTokens;
-  private final StatusSlots gets;
-  private int first;
-  private int count;
   private final LandingLeases landing;
-  /** The endpoint back to the exposer for gets. */
-  private final EndpointBack back;
+  private final DownstreamFeed feed;
+  private final GetWindow window;
   private UcxConnections.Connection connection;
-  /** The DataNode this one feeds (chain, hybrid), or null. */
-  private PacketForwarder forwarder;
-  /** When the current packet's descriptor was there, or 0. */
-  private long busyFrom;
-  /** Time from descriptor to disk write, summed over the block. */
-  private long busyNanos;
-  private long packetsReceived;
-  private long bytesFetched;
-  private boolean overSocket;
-  private boolean fellBack;
   private boolean closed;
 
   /**
@@ -118,23 +75,18 @@ public final class PacketFetcher implements Closeable {
     this.timeoutMs = dataNode.conf().getTimeoutMs();
     this.socket = new UpstreamSocket(socket, session.description());
     this.clock = new PhaseClock(dataNode.metrics().times());
-    this.counters = dataNode.metrics().openReceiver();
+    this.tally = new BlockTally(dataNode);
     this.current = new FetchedPacket(session.maxPacketBytes());
     this.readers = new ByteBuffer[dataNode.conf().maxRegionsPerBlock() + 1];
-    this.window = dataNode.conf().getsInFlight();
-    this.taken = ByteBuffer.allocate(window * PacketDescriptor.LENGTH)
-        .order(ByteOrder.BIG_ENDIAN);
     this.landing = new LandingLeases(dataNode, session.description(),
         timeoutMs);
-    this.landingTokens = new long[window];
-    Arrays.fill(landingTokens, RegisteredBufferPool.NO_LEASE);
-    this.gets = new StatusSlots(window);
-    // A get still under way when this fetcher is dropped completes later.
-    worker.keepWhileInFlight(this, null, gets);
+    this.feed = new DownstreamFeed(landing);
     this.driver = worker.registerDriver();
     session.setDriver(driver);
-    this.back = new EndpointBack(dataNode.server().connections(), worker,
-        driver, session, timeoutMs);
+    EndpointBack back = new EndpointBack(dataNode.server().connections(),
+        worker, driver, session, timeoutMs);
+    this.window = new GetWindow(session, worker, driver, back, landing,
+        dataNode.conf().getsInFlight(), timeoutMs);
   }
 
   /** The packet {@link #next} presented last. */
@@ -144,12 +96,12 @@ public final class PacketFetcher implements Closeable {
 
   /** Packet bytes (checksums and data) this fetcher fetched over UCX. */
   public long bytesFetched() {
-    return bytesFetched;
+    return tally.bytes();
   }
 
   /** Packets this fetcher presented from UCX. */
   public long packetsReceived() {
-    return packetsReceived;
+    return tally.packets();
   }
 
   /**
@@ -157,7 +109,7 @@ public final class PacketFetcher implements Closeable {
    * hybrid); before the first packet.
    */
   public void feed(PacketForwarder f) {
-    this.forwarder = f;
+    feed.feed(f);
   }
 
   /**
@@ -165,10 +117,7 @@ public final class PacketFetcher implements Closeable {
    * downstream up to it are free. The PacketResponder thread.
    */
   public void downstreamAcked(long seqno) {
-    PacketForwarder f = forwarder;
-    if (f != null) {
-      f.acked(seqno);
-    }
+    feed.acked(seqno);
   }
 
   /** Marks the end of a phase of the current packet (timers). */
@@ -179,10 +128,7 @@ public final class PacketFetcher implements Closeable {
   /** The current packet is on disk: its busy time ends here. */
   public void written() {
     mark(Phase.DISK);
-    if (busyFrom != 0) {
-      busyNanos += System.nanoTime() - busyFrom;
-      busyFrom = 0;
-    }
+    tally.written();
   }
 
   /**
@@ -200,8 +146,8 @@ public final class PacketFetcher implements Closeable {
       throw new IOException("received a packet after the last packet of "
           + session.description());
     }
-    landing.releaseUnforwarded();
-    if (count == 0) {
+    feed.releaseUnoffered();
+    if (window.isEmpty()) {
       if (!awaitDescriptor(in)) {
         return false;
       }
@@ -213,37 +159,27 @@ public final class PacketFetcher implements Closeable {
     }
     // From here to the packet's disk write this DataNode is the pipeline's
     // limit, not its upstream: what its ingest rate is measured over.
-    busyFrom = System.nanoTime();
+    tally.busy();
     // Take what already arrived into the window, up to full.
-    while (count < window && takeInto((first + count) % window)) {
-      // takeInto started the gets
-    }
+    window.fill();
     clock.since(Phase.DESCRIPTOR_WAIT, entered);
-    int entry = first;
-    descriptor.wrap(taken, entry * PacketDescriptor.LENGTH);
+    PacketDescriptor descriptor = window.oldest();
     int dataLength = descriptor.dataLength();
     current.checksumLength = descriptor.checksumLength();
     current.dataLength = dataLength;
     int length = current.checksumLength + dataLength;
     if (length > 0) {
-      if (fetch(entry, length)) {
-        counters.add(UcxDataNodeMetrics.READ_DIRECTLY, dataLength);
-      }
-      bytesFetched += length;
-      counters.add(UcxDataNodeMetrics.FETCHED_BYTES, dataLength);
-      counters.add(UcxDataNodeMetrics.PACKETS_FETCHED, 1);
-      if ((descriptor.flags() & PacketDescriptor.FLAG_FORWARDED) != 0) {
-        counters.add(UcxDataNodeMetrics.FETCHED_FROM_DATANODES, dataLength);
-      }
+      boolean direct = fetch(descriptor, length);
+      tally.fetched(length, dataLength, direct,
+          (descriptor.flags() & PacketDescriptor.FLAG_FORWARDED) != 0);
     }
     current.offsetInBlock = descriptor.offsetInBlock();
     current.seqno = descriptor.seqno();
     current.lastPacketInBlock = descriptor.isLastPacketInBlock();
     current.syncBlock = descriptor.isSyncBlock();
-    first = (first + 1) % window;
-    count--;
-    packetsReceived++;
-    if (connection == null && packetsReceived == 1) {
+    window.remove();
+    tally.presented();
+    if (connection == null && tally.packets() == 1) {
       connection = dataNode.server().connections().get(
           session.boundEndpoint());
       UcxConnections.bound(connection);
@@ -253,11 +189,12 @@ public final class PacketFetcher implements Closeable {
   }
 
   /**
-   * Copies the packet of window entry {@code entry} into the heap buffer.
-   * Returns whether it was read directly (same-host shared memory) rather
-   * than fetched by get.
+   * Copies the packet of {@code descriptor}, the window's oldest, into the
+   * heap buffer. Returns whether it was read directly (same-host shared
+   * memory) rather than fetched by get.
    */
-  private boolean fetch(int entry, int length) throws IOException {
+  private boolean fetch(PacketDescriptor descriptor, int length)
+      throws IOException {
     RemoteRegion region = session.region(descriptor.regionId());
     if (region.isDirect()) {
       long copyFrom = clock.now();
@@ -268,47 +205,26 @@ public final class PacketFetcher implements Closeable {
       }
       reader.limit(reader.capacity());
       reader.position((int) (descriptor.address() - region.base()));
-      if (forwarder == null) {
+      if (!feed.feeds()) {
         reader.get(current.bytes, 0, length);
       } else {
         // The DataNode fed next reads the packet from this one's memory.
-        long token = landing.lease();
-        ByteBuffer landed = landing.buffer(token);
-        landed.clear();
-        reader.limit(reader.position() + length);
-        landed.put(reader).flip();
-        landed.get(current.bytes, 0, length);
-        landing.holdForForward(token);
+        feed.holdCopy(reader, length, current.bytes);
       }
       clock.since(Phase.COPY, copyFrom);
       return true;
     }
     long waitFrom = clock.now();
-    int slot = entry;
-    getDone.slot = slot;
-    if (!worker.drive(driver, getDone,
-        TimeUnit.MILLISECONDS.toNanos(timeoutMs))) {
-      throw new UcxPathException("hdfs-rdma: the get of a packet of "
-          + session.description() + " did not complete in " + timeoutMs
-          + " ms");
-    }
-    int status = gets.status(slot);
-    long token = landingTokens[entry];
-    landingTokens[entry] = RegisteredBufferPool.NO_LEASE;
+    long token = window.awaitOldest();
     try {
-      if (status != 0) {
-        throw new UcxPathException("hdfs-rdma: the get of a packet of "
-            + session.description() + " failed: "
-            + StatusSlots.describe(status));
-      }
       clock.since(Phase.GET_WAIT, waitFrom);
       long copyFrom = clock.now();
       ByteBuffer landed = landing.buffer(token);
       landed.clear();
       landed.get(current.bytes, 0, length);
       clock.since(Phase.COPY, copyFrom);
-      if (forwarder != null) {
-        landing.holdForForward(token);
+      if (feed.feeds()) {
+        feed.hold(token);
         token = RegisteredBufferPool.NO_LEASE;
       }
     } finally {
@@ -334,10 +250,8 @@ public final class PacketFetcher implements Closeable {
             + session.description() + " arrived over UCX in " + timeoutMs
             + " ms");
       }
-      long slice = !socket.watched() ? remaining
-          : Math.min(remaining, TimeUnit.MILLISECONDS.toNanos(SOCKET_CHECK_MS));
-      if (worker.drive(driver, session, slice)) {
-        if (takeInto((first + count) % window)) {
+      if (worker.drive(driver, session, socket.slice(remaining))) {
+        if (window.take()) {
           return true;
         }
         if (!worker.isRunning()) {
@@ -349,48 +263,9 @@ public final class PacketFetcher implements Closeable {
         throw new InterruptedIOException("interrupted waiting for a"
             + " packet of " + session.description());
       }
-      if (socket.watched() && in != null
-          && socket.saysSomething(packetsReceived)) {
-        overSocket = true;
+      if (in != null && socket.saysSomething(tally.packets())) {
         return false;
       }
-    }
-  }
-
-  /**
-   * Takes the session's next descriptor into window entry {@code entry} and
-   * starts its get when its region is not read directly.
-   */
-  private boolean takeInto(int entry) throws IOException {
-    if (!session.take(taken, entry * PacketDescriptor.LENGTH)) {
-      return false;
-    }
-    count++;
-    descriptor.wrap(taken, entry * PacketDescriptor.LENGTH);
-    long length = descriptor.packetLength();
-    if (length > 0) {
-      RemoteRegion region = session.region(descriptor.regionId());
-      if (!region.isDirect()) {
-        startGet(entry, region, (int) length);
-      }
-    }
-    return true;
-  }
-
-  private void startGet(int entry, RemoteRegion region, int length)
-      throws IOException {
-    try {
-      UcxEndpoint e = back.get();
-      long token = landing.lease();
-      landingTokens[entry] = token;
-      region.startGet(e, descriptor.address(), landing.address(token),
-          length, gets.address(entry));
-    } catch (UcxPathException | InterruptedIOException e) {
-      throw e;
-    } catch (IOException e) {
-      throw new UcxPathException("hdfs-rdma: cannot start the get of a"
-          + " packet of " + session.description() + ": " + e.getMessage(),
-          e);
     }
   }
 
@@ -410,18 +285,7 @@ public final class PacketFetcher implements Closeable {
    * sees a failed mirror, as for a failed socket write.
    */
   public void forward() throws IOException {
-    if (forwarder != null) {
-      long token = landing.takeForForward();
-      try {
-        forwarder.forward(current.seqno, current.offsetInBlock,
-            current.lastPacketInBlock, current.syncBlock,
-            current.checksumLength, current.dataLength, token);
-      } catch (UcxPathException | InterruptedIOException e) {
-        throw e;
-      } catch (IOException e) {
-        throw new UcxPathException(e.getMessage(), e);
-      }
-    }
+    feed.forward(current);
   }
 
   /**
@@ -429,10 +293,7 @@ public final class PacketFetcher implements Closeable {
    * continue over TCP: counted once per block.
    */
   public void fellBack() {
-    if (!fellBack) {
-      fellBack = true;
-      dataNode.metrics().countFallback();
-    }
+    tally.fellBack();
   }
 
   /**
@@ -452,30 +313,9 @@ public final class PacketFetcher implements Closeable {
     closed = true;
     boolean getPending = false;
     try {
-      for (int i = 0; i < window; i++) {
-        long token = landingTokens[i];
-        if (token == RegisteredBufferPool.NO_LEASE) {
-          continue;
-        }
-        getDone.slot = i;
-        worker.drive(driver, getDone,
-            TimeUnit.MILLISECONDS.toNanos(timeoutMs + 2000));
-        if (!gets.inProgress(i)) {
-          landing.release(token);
-        } else {
-          getPending = true;
-          LOG.warn("hdfs-rdma: a get of {} is still pending after {} ms;"
-              + " its landing buffer stays out of the pool and the"
-              + " client's remote keys stay unpacked",
-              session.description(), timeoutMs + 2000);
-        }
-        landingTokens[i] = RegisteredBufferPool.NO_LEASE;
-      }
+      getPending = window.drain();
     } finally {
-      landing.releaseUnforwarded();
-      if (forwarder != null) {
-        forwarder.close();
-      }
+      feed.close();
       worker.unregisterDriver(driver);
       if (getPending) {
         session.closeKeepingRegions();
@@ -483,13 +323,7 @@ public final class PacketFetcher implements Closeable {
         session.close();
       }
       UcxConnections.unbound(connection);
-      counters.close();
-      if (overSocket) {
-        dataNode.metrics().countBlock(false);
-      } else if (packetsReceived > 0) {
-        dataNode.metrics().countBlock(true);
-        dataNode.ingest().note(bytesFetched, busyNanos);
-      }
+      tally.close(socket.carriesTheBlock());
     }
   }
 }

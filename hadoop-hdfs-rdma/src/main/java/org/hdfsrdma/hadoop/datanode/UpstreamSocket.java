@@ -8,6 +8,7 @@ import java.io.SequenceInputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.ReadableByteChannel;
 import java.nio.channels.SelectableChannel;
+import java.util.concurrent.TimeUnit;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,9 +26,13 @@ final class UpstreamSocket {
   private static final Logger LOG =
       LoggerFactory.getLogger(UpstreamSocket.class);
 
+  /** How often a waiting receiver looks at the socket. */
+  private static final long CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+
   private final SelectableChannel channel;
   private final String block;
   private final ByteBuffer probe = ByteBuffer.allocate(1);
+  private boolean carriesTheBlock;
 
   /** @param channel the socket, non-blocking; null to not watch it */
   UpstreamSocket(SelectableChannel channel, String block) {
@@ -35,20 +40,27 @@ final class UpstreamSocket {
     this.block = block;
   }
 
-  /** Whether there is a socket to watch. */
-  boolean watched() {
-    return channel != null;
+  /**
+   * How long a receiver that may wait {@code remaining} nanoseconds more
+   * waits before it looks at the socket again.
+   */
+  long slice(long remaining) {
+    return channel == null ? remaining : Math.min(remaining, CHECK_NANOS);
   }
 
   /**
    * Reads at most one byte without waiting: true when the client sends
-   * packets over the socket (the byte is kept for {@link #pushedBack}).
+   * packets over the socket (the byte is kept for {@link #pushedBack});
+   * false when there is no socket to watch.
    *
    * @param packetsReceived packets that came over UCX so far
    * @throws IOException at end of stream, or on packet bytes after UCX
    *     packets
    */
   boolean saysSomething(long packetsReceived) throws IOException {
+    if (channel == null) {
+      return false;
+    }
     probe.clear();
     int n = ((ReadableByteChannel) channel).read(probe);
     if (n < 0) {
@@ -65,7 +77,13 @@ final class UpstreamSocket {
     }
     LOG.info("hdfs-rdma: the upstream of {} sends it over TCP (the client"
         + " could not use UCX for the pipeline)", block);
+    carriesTheBlock = true;
     return true;
+  }
+
+  /** Whether the block's packets came on the socket instead of UCX. */
+  boolean carriesTheBlock() {
+    return carriesTheBlock;
   }
 
   /** The socket's stream with the byte read while watching put back. */
