@@ -625,14 +625,14 @@ public class TestKillMatrix {
           last[0] = report.toString() + "\ncorrupt replica blocks "
               + fs.getCorruptBlocksCount() + ", missing "
               + fs.getMissingBlocksCount() + ", under-replicated "
-              + fs.getUnderReplicatedBlocksCount();
+              + ReleaseApi.underReplicatedBlocks(fs);
           return last[0].contains("Status: HEALTHY")
               && zero(last[0], "Under-replicated blocks:")
               && zero(last[0], "Corrupt blocks:")
               && zero(last[0], "Missing replicas:")
               && fs.getCorruptBlocksCount() == 0
               && fs.getMissingBlocksCount() == 0
-              && fs.getUnderReplicatedBlocksCount() == 0;
+              && ReleaseApi.underReplicatedBlocks(fs) == 0;
         } catch (Exception e) {
           last[0] = e.toString();
           return false;
