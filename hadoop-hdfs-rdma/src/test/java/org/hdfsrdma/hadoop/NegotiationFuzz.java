@@ -132,8 +132,8 @@ final class NegotiationFuzz {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ReleaseApi.writeBlock(new Sender(new DataOutputStream(out)),
         new ExtendedBlock(blockPoolId, blockId, 0, 1001L),
-        new Token<BlockTokenIdentifier>(), "fuzz", new DatanodeInfo[0],
-        new StorageType[0], 1, 1001L);
+        StorageType.DEFAULT, new Token<BlockTokenIdentifier>(), "fuzz",
+        new DatanodeInfo[0], new StorageType[0], null, 1, 1001L, null);
     byte[] frame = out.toByteArray();
     CodedInputStream in = CodedInputStream.newInstance(frame, 3,
         frame.length - 3);

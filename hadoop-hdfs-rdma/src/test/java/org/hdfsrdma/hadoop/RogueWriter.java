@@ -66,8 +66,8 @@ final class RogueWriter implements Closeable {
     StorageType[] storage = new StorageType[pipeline.length];
     Arrays.fill(storage, StorageType.DEFAULT);
     ReleaseApi.writeBlock(new Sender(WriteBlockOpRewriter.opOut(out,
-        request)), block, NO_TOKEN, "rogue-writer", pipeline, storage,
-        pipeline.length, generationStamp);
+        request)), block, StorageType.DEFAULT, NO_TOKEN, "rogue-writer",
+        pipeline, storage, null, pipeline.length, generationStamp, null);
     out.flush();
     reply = BlockOpResponseProto.parseFrom(PBHelperClient.vintPrefixed(in));
     commits = CommitListField.commitsOf(reply);

@@ -39,17 +39,20 @@ public final class ReleaseApi {
 
   /**
    * Writes a writeBlock op that creates {@code block} through
-   * {@code targets} (CRC32C per 512 bytes, no pinning, no source), as a
-   * client setting up a pipeline does.
+   * {@code targets} (CRC32C per 512 bytes, the default caching, no lazy
+   * persist, the client's block not pinned), as a client setting up a
+   * pipeline does; {@code source} and {@code targetPinnings} may be null.
    */
   public static void writeBlock(Sender sender, ExtendedBlock block,
-      Token<BlockTokenIdentifier> token, String client,
-      DatanodeInfo[] targets, StorageType[] targetStorage, int pipelineSize,
-      long generationStamp) throws IOException {
-    sender.writeBlock(block, StorageType.DEFAULT, token, client, targets,
-        targetStorage, null, BlockConstructionStage.PIPELINE_SETUP_CREATE,
+      StorageType storageType, Token<BlockTokenIdentifier> token,
+      String client, DatanodeInfo[] targets, StorageType[] targetStorage,
+      DatanodeInfo source, int pipelineSize, long generationStamp,
+      boolean[] targetPinnings) throws IOException {
+    sender.writeBlock(block, storageType, token, client, targets,
+        targetStorage, source, BlockConstructionStage.PIPELINE_SETUP_CREATE,
         pipelineSize, 0, 0, generationStamp,
         DataChecksum.newDataChecksum(DataChecksum.Type.CRC32C, 512),
-        CachingStrategy.newDefaultStrategy(), false, false, null, null, null);
+        CachingStrategy.newDefaultStrategy(), false, false,
+        targetPinnings, null, null);
   }
 }
