@@ -11,7 +11,7 @@
 # run, F failed, K passed only on a rerun, S skipped" (and each such
 # method by name) and, for ucx, the bytes the
 # DataNodes fetched over UCX; project: hdfs-rdma's own write-path tests
-# (from hadoop-hdfs-rdma/target/test-classes, built against 2.9.2) on
+# (compiled against RELEASE: hadoop-releases.sh test-classes) on
 # RELEASE's jars with the drop-in jar as agent, among them a MapReduce job
 # on RELEASE's YARN. Exits non-zero when a test failed or, for ucx,
 # when UCX carried nothing. A failed method of Hadoop's is rerun (up to 3
@@ -64,11 +64,7 @@ flags=(-B -ntp -Dstyle.color=never -Phadoop-tests -Dhadoop.release="$release"
   -Dout.dir="$out" -Dtests.mode="$mode" -Dhadoop.tests="$tests")
 case "$mode" in
   ucx) flags+=(-Ddropin.jar="$dropin") ;;
-  project)
-    [ -d "$module/target/test-classes" ] \
-      || die "no test classes: build hadoop-hdfs-rdma first"
-    flags+=(-Ddropin.jar="$dropin" -Dtests.reruns=0 \
-      -Dtests.classes="$module/target/test-classes") ;;
+  project) flags+=(-Ddropin.jar="$dropin" -Dtests.reruns=0) ;;
   stock) flags+=(-Dagent.option= \
            -Dtest.resources="$module/src/test/stock-resources") ;;
   *) die "mode must be ucx, stock or project, not $mode" ;;
@@ -81,6 +77,16 @@ case "$release:$mode" in
   *) flags+=(-Dtests.libraries=hadoop3.5) ;;
 esac
 [ -n "${MAVEN_OFFLINE:-}" ] && flags+=(-o)
+# Project mode: hdfs-rdma's own tests, compiled against RELEASE.
+if [ "$mode" = project ]; then
+  mkdir -p "$out"
+  mvn "${flags[@]}" -q -f "$module/releases/pom.xml" \
+    dependency:build-classpath -Dmdep.includeScope=test \
+    -Dmdep.outputFile="$out/test-classpath.txt" > "$out/test-classpath.log" \
+    2>&1 || die "no test class path for $release; see $out/test-classpath.log"
+  flags+=(-Dtests.classes="$("$top/dev-support/hadoop-releases.sh" \
+    test-classes "$release" "$out/test-classpath.txt")")
+fi
 rm -rf "$out/surefire-reports-$mode" "$out/ucx-totals-$mode.txt" \
   "$out/test-data-$mode" "$out/test-dir-$mode"
 log="$out/hadoop-tests-$mode.log"
