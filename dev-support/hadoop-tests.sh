@@ -64,7 +64,8 @@ flags=(-B -ntp -Dstyle.color=never -Phadoop-tests -Dhadoop.release="$release"
   -Dout.dir="$out" -Dtests.mode="$mode" -Dhadoop.tests="$tests")
 case "$mode" in
   ucx) flags+=(-Ddropin.jar="$dropin") ;;
-  project) flags+=(-Ddropin.jar="$dropin" -Dtests.reruns=0) ;;
+  project) flags+=(-Ddropin.jar="$dropin" -Dtests.reruns=0 \
+    -Dtests.reuse.forks=false -Dtests.dropin.classpath="$dropin") ;;
   stock) flags+=(-Dagent.option= \
            -Dtest.resources="$module/src/test/stock-resources") ;;
   *) die "mode must be ucx, stock or project, not $mode" ;;
