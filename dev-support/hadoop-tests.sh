@@ -65,7 +65,8 @@ flags=(-B -ntp -Dstyle.color=never -Phadoop-tests -Dhadoop.release="$release"
 case "$mode" in
   ucx) flags+=(-Ddropin.jar="$dropin") ;;
   project) flags+=(-Ddropin.jar="$dropin" -Dtests.reruns=0 \
-    -Dtests.reuse.forks=false -Dtests.dropin.classpath="$dropin") ;;
+    -Dtests.reuse.forks=false -Dtests.dropin.classpath="$dropin" \
+    -Dtests.release.classes="$module/target/classes/hdfs-rdma-patched/$release") ;;
   stock) flags+=(-Dagent.option= \
            -Dtest.resources="$module/src/test/stock-resources") ;;
   *) die "mode must be ucx, stock or project, not $mode" ;;
