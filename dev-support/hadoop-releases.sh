@@ -40,7 +40,8 @@
 #       of src/test/java and of the tests' layer (src/test/LAYER/java), with
 #       the protobuf package relocated as the compat sources are, against
 #       R's classes (the build's), this module's and the UCX jars, and the
-#       test class path in TEST_CLASSPATH_FILE (R's test libraries).
+#       test class path in TEST_CLASSPATH_FILE (R's test libraries); the
+#       test resources beside them, as in Maven's test-classes.
 set -euo pipefail
 
 top="$(cd "$(dirname "$0")/.." && pwd)"
@@ -313,6 +314,9 @@ test_classes() {
     cat "$work/$release/test-javac.log" >&2
     die "the tests do not compile against $release"
   fi
+  # Laid out as Maven's test-classes: the test resources (the UCX path on)
+  # beside the classes, for the test JVM and every JVM a test starts.
+  cp -r "$module/src/test/resources/." "$dest/"
   echo "$dest"
 }
 
