@@ -2,18 +2,20 @@
 # Hadoop's own write-path test classes of one Hadoop release (from its
 # tests jars), on that release's jars:
 #
-#   hadoop-tests.sh RELEASE ucx|stock|project [TESTS]
+#   hadoop-tests.sh RELEASE ucx|stock|project [TESTS [MAVEN_OPTION...]]
 #
 # ucx: with the drop-in jar as -javaagent: (the agent swaps in RELEASE's
 # patched classes) and the UCX path on (hadoop-hdfs-rdma/src/test/resources
 # /hdfs-site.xml); stock: the release's jars alone. TESTS is surefire's
-# -Dtest (default: the write-path classes below). Prints "RELEASE MODE: N
+# -Dtest (default: the write-path classes below; "" for the default with
+# options after it, e.g. -Dhdfsrdma.killmatrix=full). Prints "RELEASE MODE: N
 # run, F failed, K passed only on a rerun, S skipped" (and each such
 # method by name) and, for ucx, the bytes the
-# DataNodes fetched over UCX; project: hdfs-rdma's own write-path tests
-# (compiled against RELEASE: hadoop-releases.sh test-classes) on
-# RELEASE's jars with the drop-in jar as agent, among them a MapReduce job
-# on RELEASE's YARN. Exits non-zero when a test failed or, for ucx,
+# DataNodes fetched over UCX; project: hdfs-rdma's own tests (compiled
+# against RELEASE: hadoop-releases.sh test-classes) on RELEASE's jars with
+# the drop-in jar as agent: on the home line (3.4) all of them, a MapReduce
+# job on RELEASE's YARN among them, elsewhere the write path's (the module
+# pom's project.tests.* say which). Exits non-zero when a test failed or, for ucx,
 # when UCX carried nothing. A failed method of Hadoop's is rerun (up to 3
 # times), as the module's 2.9.2 run does, and passes only if it is one of
 # the module pom's hadoop.tests.rerunnable (flakes the stock jars share);
@@ -30,7 +32,8 @@ die() {
   echo "hadoop-tests.sh: $*" >&2
   exit 1
 }
-[ $# -ge 2 ] || die "usage: hadoop-tests.sh RELEASE ucx|stock [TESTS]"
+[ $# -ge 2 ] || die "usage: hadoop-tests.sh RELEASE ucx|stock|project" \
+  "[TESTS [MAVEN_OPTION...]]"
 release="$1"
 mode="$2"
 # Hadoop's write-path classes and the methods left out (those that fail
@@ -46,11 +49,16 @@ esac
 excluded="$(property hadoop.tests.stock-failures)"
 [ "$mode" = ucx ] && excluded="$excluded,$(property hadoop.tests.ucx-exclusions)"
 if [ "$mode" = project ]; then
-  classes=TestUcxWritePath,TestUcxWritePathScenarios,TestErasureCodedWrites
-  classes=$classes,TestFallbackWarnings,TestMapReduceOverUcx
+  case "$release" in
+    3.4.*) classes="$(property project.tests.home)" ;;
+    3.*) classes="$(property project.tests.line)"
+         classes="$classes,$(property project.tests.hadoop3)" ;;
+    *) classes="$(property project.tests.line)" ;;
+  esac
   excluded=
 fi
 tests="${3:-$classes${excluded:+,$excluded}}"
+maven_options=("${@:4}")
 out="$module/target/releases/$release"
 dropin="$(ls "$module"/target/hadoop-hdfs-rdma-*-dropin.jar 2>/dev/null \
   | head -1)"
@@ -94,8 +102,8 @@ rm -rf "$out/surefire-reports-$mode" "$out/ucx-totals-$mode.txt" \
 log="$out/hadoop-tests-$mode.log"
 mkdir -p "$out"
 status=0
-mvn "${flags[@]}" -f "$module/releases/pom.xml" test > "$log" 2>&1 \
-  || status=$?
+mvn "${flags[@]}" "${maven_options[@]}" -f "$module/releases/pom.xml" test \
+  > "$log" 2>&1 || status=$?
 check=(--check --rerunnable "$module/pom.xml" --traces 25)
 [ "$mode" = stock ] && check=() # a baseline records what stock does
 counts="$("$top/dev-support/test-counts.py" "$out/surefire-reports-$mode" \
@@ -105,7 +113,7 @@ case "$summary" in
   "0 run,"*) echo "no test ran; see $log" >&2; status=1 ;;
 esac
 if [ "$mode" = project ]; then
-  echo "hdfs-rdma's write-path tests on Hadoop $release: $summary"
+  echo "hdfs-rdma's tests on Hadoop $release: $summary"
 else
   echo "Hadoop $release's write-path tests, $mode: $summary"
 fi
