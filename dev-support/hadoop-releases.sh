@@ -33,6 +33,15 @@
 #   hadoop-releases.sh classpath R
 #       Prints R's runtime class path (a NameNode's, DataNode's or client's;
 #       the build must have run).
+#
+#   hadoop-releases.sh test-classes R TEST_CLASSPATH_FILE
+#       Compiles this module's own tests for R into target/releases/R/
+#       test-classes (hadoop-tests.sh's project mode runs them): the sources
+#       of src/test/java and of the tests' layer (src/test/LAYER/java), with
+#       the protobuf package relocated as the compat sources are, against
+#       R's classes (the build's), this module's and the UCX jars, and the
+#       test class path in TEST_CLASSPATH_FILE (R's test libraries); the
+#       test resources beside them, as in Maven's test-classes.
 set -euo pipefail
 
 top="$(cd "$(dirname "$0")/.." && pwd)"
@@ -107,6 +116,16 @@ protoc_for() {
   esac
 }
 
+# Java sources under DIR written for com.google.protobuf, rewritten for
+# protobuf package PACKAGE (Hadoop 3's is relocated).
+relocate_protobuf() {
+  local dir="$1" package="$2"
+  if [ "$package" != com.google.protobuf ]; then
+    grep -rl 'com\.google\.protobuf' "$dir" | xargs -r sed -i \
+      "s/com\\.google\\.protobuf/$package/g"
+  fi
+}
+
 # The compat sources and their protobuf messages for PACKAGE, into DIR.
 compat_sources() {
   local package="$1" dir="$2" protoc
@@ -115,10 +134,7 @@ compat_sources() {
   cp -r "$module/src/main/java/org/hdfsrdma/hadoop/compat" "$dir/compat"
   "$top/dev-support/protoc.sh" "$protoc" "$module/src/main/proto" \
     "$dir/proto" >/dev/null
-  if [ "$package" != com.google.protobuf ]; then
-    grep -rl 'com\.google\.protobuf' "$dir" | xargs -r sed -i \
-      "s/com\\.google\\.protobuf/$package/g"
-  fi
+  relocate_protobuf "$dir" "$package"
 }
 
 # The Java release Apache compiled JAR's DataNode for (8 for class files
@@ -273,12 +289,46 @@ build() {
   rm -f "$body"
 }
 
+test_classes() {
+  local release="$1" test_classpath="$2" layer protobuf
+  layer="$("$top/dev-support/releases.sh" field "$release" layer)"
+  protobuf="$("$top/dev-support/releases.sh" field "$release" protobuf)"
+  local src="$work/$release/test-src" dest="$work/$release/test-classes"
+  local patched="$module/target/classes/hdfs-rdma-patched/$release"
+  [ -d "$patched" ] || die "no classes for $release: build hadoop-hdfs-rdma"
+  [ -f "$test_classpath" ] || die "no $test_classpath"
+  rm -rf "$src" "$dest"
+  mkdir -p "$src" "$dest"
+  cp -r "$module/src/test/java/." "$src/"
+  [ -d "$module/src/test/$layer/java" ] \
+    && cp -r "$module/src/test/$layer/java/." "$src/"
+  relocate_protobuf "$src" "$protobuf"
+  local sources=() cp
+  mapfile -t sources < <(find "$src" -name '*.java')
+  # R's classes first: they shadow the default release's layer, which the
+  # module's classes also hold.
+  cp="$patched:$module/target/classes:$(ucx_jars)"
+  cp="$cp:$top/jucx-bridge/target/test-classes:$(cat "$test_classpath")"
+  if ! javac -nowarn -encoding UTF-8 -proc:none -d "$dest" -cp "$cp" \
+      "${sources[@]}" > "$work/$release/test-javac.log" 2>&1; then
+    cat "$work/$release/test-javac.log" >&2
+    die "the tests do not compile against $release"
+  fi
+  # Laid out as Maven's test-classes: the test resources (the UCX path on)
+  # beside the classes, for the test JVM and every JVM a test starts.
+  cp -r "$module/src/test/resources/." "$dest/"
+  echo "$dest"
+}
+
 case "${1:-}" in
+  test-classes) [ $# -eq 3 ] \
+      || die "usage: test-classes RELEASE TEST_CLASSPATH_FILE"
+    test_classes "$2" "$3" ;;
   build) shift; [ $# -ge 1 ] || die "usage: build CLASSES_DIR [offline=BOOL]"
          build "$@" ;;
   classpath) [ $# -eq 2 ] || die "usage: classpath RELEASE"
              [ -f "$work/$2/runtime-classpath.txt" ] \
                || die "no class path for $2: build hadoop-hdfs-rdma first"
              cat "$work/$2/runtime-classpath.txt" ;;
-  *) die "usage: hadoop-releases.sh build|classpath" ;;
+  *) die "usage: hadoop-releases.sh build|classpath|test-classes" ;;
 esac

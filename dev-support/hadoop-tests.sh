@@ -2,18 +2,20 @@
 # Hadoop's own write-path test classes of one Hadoop release (from its
 # tests jars), on that release's jars:
 #
-#   hadoop-tests.sh RELEASE ucx|stock|project [TESTS]
+#   hadoop-tests.sh RELEASE ucx|stock|project [TESTS [MAVEN_OPTION...]]
 #
 # ucx: with the drop-in jar as -javaagent: (the agent swaps in RELEASE's
 # patched classes) and the UCX path on (hadoop-hdfs-rdma/src/test/resources
 # /hdfs-site.xml); stock: the release's jars alone. TESTS is surefire's
-# -Dtest (default: the write-path classes below). Prints "RELEASE MODE: N
+# -Dtest (default: the write-path classes below; "" for the default with
+# options after it, e.g. -Dhdfsrdma.killmatrix=full). Prints "RELEASE MODE: N
 # run, F failed, K passed only on a rerun, S skipped" (and each such
 # method by name) and, for ucx, the bytes the
-# DataNodes fetched over UCX; project: hdfs-rdma's own write-path tests
-# (from hadoop-hdfs-rdma/target/test-classes, built against 2.9.2) on
-# RELEASE's jars with the drop-in jar as agent, among them a MapReduce job
-# on RELEASE's YARN. Exits non-zero when a test failed or, for ucx,
+# DataNodes fetched over UCX; project: hdfs-rdma's own tests (compiled
+# against RELEASE: hadoop-releases.sh test-classes) on RELEASE's jars with
+# the drop-in jar as agent: on the home line (3.4) all of them, a MapReduce
+# job on RELEASE's YARN among them, elsewhere the write path's (the module
+# pom's project.tests.* say which). Exits non-zero when a test failed or, for ucx,
 # when UCX carried nothing. A failed method of Hadoop's is rerun (up to 3
 # times), as the module's 2.9.2 run does, and passes only if it is one of
 # the module pom's hadoop.tests.rerunnable (flakes the stock jars share);
@@ -30,7 +32,8 @@ die() {
   echo "hadoop-tests.sh: $*" >&2
   exit 1
 }
-[ $# -ge 2 ] || die "usage: hadoop-tests.sh RELEASE ucx|stock [TESTS]"
+[ $# -ge 2 ] || die "usage: hadoop-tests.sh RELEASE ucx|stock|project" \
+  "[TESTS [MAVEN_OPTION...]]"
 release="$1"
 mode="$2"
 # Hadoop's write-path classes and the methods left out (those that fail
@@ -46,11 +49,16 @@ esac
 excluded="$(property hadoop.tests.stock-failures)"
 [ "$mode" = ucx ] && excluded="$excluded,$(property hadoop.tests.ucx-exclusions)"
 if [ "$mode" = project ]; then
-  classes=TestUcxWritePath,TestUcxWritePathScenarios,TestErasureCodedWrites
-  classes=$classes,TestFallbackWarnings,TestMapReduceOverUcx
+  case "$release" in
+    3.4.*) classes="$(property project.tests.home)" ;;
+    3.*) classes="$(property project.tests.line)"
+         classes="$classes,$(property project.tests.hadoop3)" ;;
+    *) classes="$(property project.tests.line)" ;;
+  esac
   excluded=
 fi
 tests="${3:-$classes${excluded:+,$excluded}}"
+maven_options=("${@:4}")
 out="$module/target/releases/$release"
 dropin="$(ls "$module"/target/hadoop-hdfs-rdma-*-dropin.jar 2>/dev/null \
   | head -1)"
@@ -64,11 +72,9 @@ flags=(-B -ntp -Dstyle.color=never -Phadoop-tests -Dhadoop.release="$release"
   -Dout.dir="$out" -Dtests.mode="$mode" -Dhadoop.tests="$tests")
 case "$mode" in
   ucx) flags+=(-Ddropin.jar="$dropin") ;;
-  project)
-    [ -d "$module/target/test-classes" ] \
-      || die "no test classes: build hadoop-hdfs-rdma first"
-    flags+=(-Ddropin.jar="$dropin" -Dtests.reruns=0 \
-      -Dtests.classes="$module/target/test-classes") ;;
+  project) flags+=(-Ddropin.jar="$dropin" -Dtests.reruns=0 \
+    -Dtests.reuse.forks=false -Dtests.dropin.classpath="$dropin" \
+    -Dtests.release.classes="$module/target/classes/hdfs-rdma-patched/$release") ;;
   stock) flags+=(-Dagent.option= \
            -Dtest.resources="$module/src/test/stock-resources") ;;
   *) die "mode must be ucx, stock or project, not $mode" ;;
@@ -81,13 +87,23 @@ case "$release:$mode" in
   *) flags+=(-Dtests.libraries=hadoop3.5) ;;
 esac
 [ -n "${MAVEN_OFFLINE:-}" ] && flags+=(-o)
+# Project mode: hdfs-rdma's own tests, compiled against RELEASE.
+if [ "$mode" = project ]; then
+  mkdir -p "$out"
+  mvn "${flags[@]}" -q -f "$module/releases/pom.xml" \
+    dependency:build-classpath -Dmdep.includeScope=test \
+    -Dmdep.outputFile="$out/test-classpath.txt" > "$out/test-classpath.log" \
+    2>&1 || die "no test class path for $release; see $out/test-classpath.log"
+  flags+=(-Dtests.classes="$("$top/dev-support/hadoop-releases.sh" \
+    test-classes "$release" "$out/test-classpath.txt")")
+fi
 rm -rf "$out/surefire-reports-$mode" "$out/ucx-totals-$mode.txt" \
   "$out/test-data-$mode" "$out/test-dir-$mode"
 log="$out/hadoop-tests-$mode.log"
 mkdir -p "$out"
 status=0
-mvn "${flags[@]}" -f "$module/releases/pom.xml" test > "$log" 2>&1 \
-  || status=$?
+mvn "${flags[@]}" "${maven_options[@]}" -f "$module/releases/pom.xml" test \
+  > "$log" 2>&1 || status=$?
 check=(--check --rerunnable "$module/pom.xml" --traces 25)
 [ "$mode" = stock ] && check=() # a baseline records what stock does
 counts="$("$top/dev-support/test-counts.py" "$out/surefire-reports-$mode" \
@@ -97,7 +113,7 @@ case "$summary" in
   "0 run,"*) echo "no test ran; see $log" >&2; status=1 ;;
 esac
 if [ "$mode" = project ]; then
-  echo "hdfs-rdma's write-path tests on Hadoop $release: $summary"
+  echo "hdfs-rdma's tests on Hadoop $release: $summary"
 else
   echo "Hadoop $release's write-path tests, $mode: $summary"
 fi

@@ -122,27 +122,23 @@ phase "Hadoop lines and the UCX leg, three lanes"
 #     UCX path on (2.9 runs them in the Maven build above, on the classes
 #     built from the patches). Their stock baselines are recorded per
 #     release by dev-support/hadoop-tests-baseline.sh, not rerun here;
-#   - hdfs-rdma's own write-path tests on the release's jars (2.9's run in
-#     the Maven build, with the rest of the project's tests): erasure-coded
-#     writes and the fallback warnings on the Hadoop 3 lines, and on the
-#     3.4 line a MapReduce job on
-#     that release's YARN (2.9's is in the drop-in suite; a minute and a
-#     half each, so one Hadoop 3 line).
+#   - hdfs-rdma's own tests, compiled against the release, on its jars:
+#     on the home line (3.4) every one of them, the multi-process clusters,
+#     kill matrix and hostile peers among them, and a MapReduce job on that
+#     release's YARN; on the others the write path's (hadoop-tests.sh and
+#     the module pom's project.tests.* say which). 2.9's run in the Maven
+#     build above, less the multi-process ones.
 lines="$(dev-support/releases.sh lines)"
 newest34="$(grep '^3\.4\.' <<< "$lines" | tail -1)"
 put_file=target/put-test-file
 head -c $((20 * 1024 * 1024 + 17)) /dev/urandom > "$put_file"
 line_tests() { # release
-  local project=TestUcxWritePath,TestUcxWritePathScenarios status=0
-  case "$1" in
-    3.*) project=$project,TestErasureCodedWrites,TestFallbackWarnings ;;
-  esac
-  case "$1" in 3.4.*) project=$project,TestMapReduceOverUcx ;; esac
+  local status=0
   echo "put.sh --hadoop $1:"
   dev-support/put.sh --hadoop "$1" "$put_file" || status=1
   case "$1" in 2.9.*) return $status ;; esac
   dev-support/hadoop-tests.sh "$1" ucx || status=1
-  dev-support/hadoop-tests.sh "$1" project "$project" || status=1
+  dev-support/hadoop-tests.sh "$1" project || status=1
   return $status
 }
 # The UCX that RDMA clusters run (vendor stacks bundle 1.16 to 1.22; Debian
@@ -169,35 +165,41 @@ other_ucx_tests() {
   dev-support/put.sh --hadoop "$newest34" --java "$(dev-support/jdk11.sh)" \
     "$put_file"
 }
-# Three lanes: the lines two at a time in two, the UCX leg in the third;
-# a lane's output is printed whole when it ends. Hadoop's tests mostly
-# wait on heartbeats, restarts and socket timeouts. Measured on fresh-clone
-# runs (2026-11-28): three lanes took 1,162 s; the UCX leg at the end of
-# one of two lanes, 1,483 s. The load average was above 5 either way.
-lanes=()
-i=0
-for release in $lines; do
-  lanes[i % 2]="${lanes[i % 2]:-} $release"
-  i=$((i + 1))
-done
-pids=()
-for lane in "${!lanes[@]}"; do
+# Three lanes, a lane's output printed whole when it ends: the home line
+# (every project test: the longest); the UCX leg (short) and then the
+# newest line; the other lines. Hadoop's tests mostly wait on heartbeats,
+# restarts and socket timeouts. Measured on fresh-clone runs (2026-11-28):
+# three lanes took 1,162 s; the UCX leg at the end of one of two lanes,
+# 1,483 s. The load average was above 5 either way.
+others="$(grep -vx "$newest34" <<< "$lines")"
+newest="$(tail -1 <<< "$others")"
+lane() { # name, then commands: runs them all, fails if one failed
+  local name="$1" status=0
+  shift
   (
-    status=0
-    for release in ${lanes[lane]}; do line_tests "$release" || status=1; done
+    for command in "$@"; do $command || status=1; done
     exit $status
-  ) > "target/test-sh-lane-$lane.log" 2>&1 &
-  pids[lane]=$!
-done
-other_ucx_tests > target/test-sh-lane-ucx.log 2>&1 &
+  ) > "target/test-sh-lane-$name.log" 2>&1
+}
+lines_except_newest() {
+  local release status=0
+  for release in $(grep -vx "$newest" <<< "$others"); do
+    line_tests "$release" || status=1
+  done
+  return $status
+}
+lane home "line_tests $newest34" &
+home_pid=$!
+lane ucx other_ucx_tests "line_tests $newest" &
 ucx_pid=$!
+lane lines lines_except_newest &
+lines_pid=$!
 failed=0
-for lane in "${!lanes[@]}"; do
-  wait "${pids[lane]}" || failed=1
-  cat "target/test-sh-lane-$lane.log"
+for name in home ucx lines; do
+  pid_var="${name}_pid"
+  wait "${!pid_var}" || failed=1
+  cat "target/test-sh-lane-$name.log"
 done
-wait "$ucx_pid" || failed=1
-cat target/test-sh-lane-ucx.log
 [ "$failed" = 0 ] || { echo "a Hadoop line's or the UCX leg's tests failed" \
   >&2; exit 1; }
 

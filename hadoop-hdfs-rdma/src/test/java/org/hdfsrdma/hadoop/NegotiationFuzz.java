@@ -13,14 +13,11 @@ import java.util.Random;
 import org.apache.hadoop.fs.StorageType;
 import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
 import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
-import org.apache.hadoop.hdfs.protocol.datatransfer.BlockConstructionStage;
 import org.apache.hadoop.hdfs.protocol.datatransfer.Sender;
 import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.BlockOpResponseProto;
 import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.Status;
 import org.apache.hadoop.hdfs.security.token.block.BlockTokenIdentifier;
-import org.apache.hadoop.hdfs.server.datanode.CachingStrategy;
 import org.apache.hadoop.security.token.Token;
-import org.apache.hadoop.util.DataChecksum;
 import org.hdfsrdma.hadoop.compat.CommitListField;
 import org.hdfsrdma.hadoop.compat.WriteBlockOpPeek;
 import org.hdfsrdma.hadoop.compat.WriteRequestField;
@@ -133,13 +130,10 @@ final class NegotiationFuzz {
   static byte[] writeBlockOp(String blockPoolId, long blockId, byte[] extra)
       throws IOException {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
-    new Sender(new DataOutputStream(out)).writeBlock(
+    ReleaseApi.writeBlock(new Sender(new DataOutputStream(out)),
         new ExtendedBlock(blockPoolId, blockId, 0, 1001L),
         StorageType.DEFAULT, new Token<BlockTokenIdentifier>(), "fuzz",
-        new DatanodeInfo[0], new StorageType[0], null,
-        BlockConstructionStage.PIPELINE_SETUP_CREATE, 1, 0, 0, 1001L,
-        DataChecksum.newDataChecksum(DataChecksum.Type.CRC32C, 512),
-        CachingStrategy.newDefaultStrategy(), false, false, null);
+        new DatanodeInfo[0], new StorageType[0], null, 1, 1001L, null);
     byte[] frame = out.toByteArray();
     CodedInputStream in = CodedInputStream.newInstance(frame, 3,
         frame.length - 3);

@@ -149,21 +149,6 @@ final class ProcessCluster implements Closeable {
     return FreePorts.next();
   }
 
-  /** The test class path without hdfs-rdma's classes, settings and UCX. */
-  private static String stockClassPath(String classPath) {
-    StringBuilder stock = new StringBuilder();
-    for (String entry : classPath.split(File.pathSeparator)) {
-      if (entry.endsWith("/target/classes")
-          || entry.endsWith("/target/test-classes")
-          || entry.matches(
-              ".*/(jucx|jucx-bridge|hadoop-hdfs-rdma)-[^/]*\\.jar")) {
-        continue;
-      }
-      stock.append(File.pathSeparator).append(entry);
-    }
-    return stock.toString();
-  }
-
   /**
    * Starts a JVM on this test's class path; {@link Jvm#UCX_BROKEN}: one
    * whose UCX libraries cannot load (an empty libucp.so.0 first on
@@ -174,10 +159,10 @@ final class ProcessCluster implements Closeable {
       throws IOException {
     boolean withoutUcx = kind == Jvm.UCX_BROKEN;
     File broken = new File(work, "broken-ucx");
-    List<String> command = new ArrayList<String>();
-    command.add(System.getProperty("java.home") + "/bin/java");
-    command.add("-Xmx512m");
-    command.add("-XX:ErrorFile=" + new File(work, "hs_err_pid%p.log"));
+    String errorFile = "-XX:ErrorFile=" + new File(work, "hs_err_pid%p.log");
+    List<String> command = kind == Jvm.STOCK
+        ? ChildJvm.stockCommand("-Xmx512m", errorFile)
+        : ChildJvm.command("-Xmx512m", errorFile);
     if (withoutUcx) {
       // JUCX finds libucp through System.loadLibrary, then the dynamic
       // linker: both must meet the broken library.
@@ -185,11 +170,9 @@ final class ProcessCluster implements Closeable {
     }
     command.add("-cp");
     // conf/ first: FsShell insists on a core-site.xml.
-    String classPath = System.getProperty("surefire.test.class.path",
-        System.getProperty("java.class.path"));
-    command.add(new File(work, "conf").getAbsolutePath()
-        + (kind == Jvm.STOCK ? stockClassPath(classPath)
-            : File.pathSeparator + classPath));
+    command.add(new File(work, "conf").getAbsolutePath() + File.pathSeparator
+        + (kind == Jvm.STOCK ? ChildJvm.stockClassPath()
+            : ChildJvm.classPath()));
     command.add(mainClass);
     Collections.addAll(command, args);
     ProcessBuilder builder = new ProcessBuilder(command)

@@ -13,14 +13,11 @@ import java.util.List;
 import org.apache.hadoop.fs.StorageType;
 import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
 import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
-import org.apache.hadoop.hdfs.protocol.datatransfer.BlockConstructionStage;
 import org.apache.hadoop.hdfs.protocol.datatransfer.Sender;
 import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.BlockOpResponseProto;
 import org.apache.hadoop.hdfs.protocolPB.PBHelperClient;
 import org.apache.hadoop.hdfs.security.token.block.BlockTokenIdentifier;
-import org.apache.hadoop.hdfs.server.datanode.CachingStrategy;
 import org.apache.hadoop.security.token.Token;
-import org.apache.hadoop.util.DataChecksum;
 import org.hdfsrdma.hadoop.compat.CommitListField;
 import org.hdfsrdma.hadoop.compat.WriteBlockOpRewriter;
 import org.hdfsrdma.hadoop.protocol.CommitEntry;
@@ -68,12 +65,9 @@ final class RogueWriter implements Closeable {
     System.arraycopy(mirrors, 0, pipeline, 1, mirrors.length);
     StorageType[] storage = new StorageType[pipeline.length];
     Arrays.fill(storage, StorageType.DEFAULT);
-    new Sender(WriteBlockOpRewriter.opOut(out, request)).writeBlock(block,
-        StorageType.DEFAULT, NO_TOKEN, "rogue-writer", pipeline, storage,
-        null, BlockConstructionStage.PIPELINE_SETUP_CREATE,
-        pipeline.length, 0, 0, generationStamp,
-        DataChecksum.newDataChecksum(DataChecksum.Type.CRC32C, 512),
-        CachingStrategy.newDefaultStrategy(), false, false, null);
+    ReleaseApi.writeBlock(new Sender(WriteBlockOpRewriter.opOut(out,
+        request)), block, StorageType.DEFAULT, NO_TOKEN, "rogue-writer",
+        pipeline, storage, null, pipeline.length, generationStamp, null);
     out.flush();
     reply = BlockOpResponseProto.parseFrom(PBHelperClient.vintPrefixed(in));
     commits = CommitListField.commitsOf(reply);

@@ -246,11 +246,9 @@ public class TestDistributionPolicy {
 
     File ready = File.createTempFile("marker", ".ready");
     assertTrue(ready.delete());
-    List<String> command = new ArrayList<String>();
-    command.add(System.getProperty("java.home") + "/bin/java");
+    List<String> command = ChildJvm.command();
     command.add("-cp");
-    command.add(System.getProperty("surefire.test.class.path",
-        System.getProperty("java.class.path")));
+    command.add(ChildJvm.classPath());
     command.add(MarkingProcess.class.getName());
     command.add(ready.getAbsolutePath());
     Process child = new ProcessBuilder(command).inheritIO().start();

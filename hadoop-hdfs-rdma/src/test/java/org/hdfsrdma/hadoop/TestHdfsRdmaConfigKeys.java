@@ -108,12 +108,9 @@ public class TestHdfsRdmaConfigKeys {
   public void testUcxUsesEverySettingTheRuntimeGivesIt() throws Exception {
     assumeTrue("UCX unavailable: " + UcxLibrary.unavailableReason(),
         UcxLibrary.isAvailable());
-    java.util.List<String> command = new java.util.ArrayList<String>();
-    command.add(System.getProperty("java.home") + "/bin/java");
-    command.add("-Xmx256m");
+    java.util.List<String> command = ChildJvm.command("-Xmx256m");
     command.add("-cp");
-    command.add(System.getProperty("surefire.test.class.path",
-        System.getProperty("java.class.path")));
+    command.add(ChildJvm.classPath());
     command.add(StartRuntime.class.getName());
     ProcessBuilder builder = new ProcessBuilder(command)
         .redirectErrorStream(true);

@@ -35,8 +35,10 @@ import org.junit.Test;
  */
 public class TestLayers {
 
-  private static final File MODULE = new File(System.getProperty("basedir",
-      new File("").getAbsolutePath()));
+  /** The module: where its sources and DESIGN.md are. */
+  private static final File MODULE = new File(System.getProperty(
+      "hdfsrdma.module.dir", System.getProperty("basedir",
+          new File("").getAbsolutePath())));
   /** The product's source roots, the bridge's included. */
   private static final String[] ROOTS = {"src/main/java", "src/hadoop2/java",
       "src/hadoop3/java", "../jucx-bridge/src/main/java"};

@@ -12,7 +12,6 @@ import static org.junit.Assume.assumeTrue;
 import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.InputStream;
-import java.lang.management.ManagementFactory;
 import java.lang.reflect.Method;
 import java.net.URL;
 import java.nio.charset.StandardCharsets;
@@ -249,14 +248,11 @@ public class TestUcxDataNodePlugin {
     File broken = new File(work, "broken-ucx");
     assertTrue(broken.mkdirs());
     Files.write(new File(broken, "libucp.so.0").toPath(), new byte[0]);
-    List<String> command = new ArrayList<String>();
-    command.add(System.getProperty("java.home") + "/bin/java");
-    command.add("-Xmx512m");
-    command.add("-Djava.library.path=" + broken.getAbsolutePath());
-    command.add("-Dtest.build.data=" + new File(work, "data"));
+    List<String> command = ChildJvm.command("-Xmx512m",
+        "-Djava.library.path=" + broken.getAbsolutePath(),
+        "-Dtest.build.data=" + new File(work, "data"));
     command.add("-cp");
-    command.add(System.getProperty("surefire.test.class.path",
-        System.getProperty("java.class.path")));
+    command.add(ChildJvm.classPath());
     command.add(WithoutUcxLibraries.class.getName());
     File log = new File(work, "child.log");
     ProcessBuilder builder = new ProcessBuilder(command)

@@ -145,21 +145,6 @@ public class TestUcxMultiProcessCluster {
       "-D", HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ENABLED_KEY + "=true",
       "-D", HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY + "=true"};
 
-  /** The test class path without hdfs-rdma's classes, settings and UCX. */
-  private static String stockClassPath(String classPath) {
-    StringBuilder stock = new StringBuilder();
-    for (String entry : classPath.split(File.pathSeparator)) {
-      if (entry.endsWith("/target/classes")
-          || entry.endsWith("/target/test-classes")
-          || entry.matches(
-              ".*/(jucx|jucx-bridge|hadoop-hdfs-rdma)-[^/]*\\.jar")) {
-        continue;
-      }
-      stock.append(File.pathSeparator).append(entry);
-    }
-    return stock.toString();
-  }
-
   /**
    * Starts a JVM on the Hadoop jars of this test's class path, with the
    * drop-in agent and UCX settings unless {@code kind} is STOCK;
@@ -184,10 +169,8 @@ public class TestUcxMultiProcessCluster {
     }
     command.add("-cp");
     // conf/ first: FsShell insists on a core-site.xml.
-    String classPath = System.getProperty("surefire.test.class.path",
-        System.getProperty("java.class.path"));
-    command.add(new File(work, "conf").getAbsolutePath()
-        + stockClassPath(classPath));
+    command.add(new File(work, "conf").getAbsolutePath() + File.pathSeparator
+        + ChildJvm.stockClassPath());
     command.add(mainClass);
     if (kind != Jvm.STOCK) {
       java.util.Collections.addAll(command, UCX_SETTINGS);

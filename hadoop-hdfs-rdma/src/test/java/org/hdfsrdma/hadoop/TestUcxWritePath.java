@@ -59,7 +59,7 @@ public class TestUcxWritePath {
     // the NameNode skips a DataNode whose last heartbeat reported more than
     // twice the average transfers ("NODE_TOO_BUSY"), which one lingering
     // read or write connection is enough for in a small idle cluster.
-    conf.setBoolean(DFSConfigKeys.DFS_NAMENODE_REPLICATION_CONSIDERLOAD_KEY,
+    conf.setBoolean(ReleaseApi.CONSIDER_LOAD_KEY,
         false);
     return conf;
   }

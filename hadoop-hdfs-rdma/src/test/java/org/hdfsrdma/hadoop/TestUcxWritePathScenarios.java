@@ -9,7 +9,6 @@ import static org.junit.Assume.assumeTrue;
 import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.PrintStream;
-import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -376,19 +375,9 @@ public class TestUcxWritePathScenarios {
     UcxRuntime runtime = runtime();
     work = GenericTestUtils.getTestDir("unreachable-" + System.nanoTime());
     assertTrue(work.mkdirs());
-    List<String> command = new ArrayList<String>();
-    command.add(System.getProperty("java.home") + "/bin/java");
-    command.add("-Xmx512m");
-    // The drop-in jar, where this JVM runs on another Hadoop line with it.
-    for (String arg
-        : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
-      if (arg.startsWith("-javaagent:")) {
-        command.add(arg);
-      }
-    }
+    List<String> command = ChildJvm.command("-Xmx512m");
     command.add("-cp");
-    command.add(System.getProperty("surefire.test.class.path",
-        System.getProperty("java.class.path")));
+    command.add(ChildJvm.classPath());
     command.add(UnreachableClient.class.getName());
     command.add(fs.getUri().toString());
     File log = new File(work, "client.log");

@@ -12,7 +12,6 @@ import static org.hdfsrdma.hadoop.compat.WriteBlockOps.writeBlockBytes;
 import static org.hdfsrdma.hadoop.protocol.WireSamples.request;
 import static org.junit.Assert.assertArrayEquals;
 import static org.junit.Assert.assertEquals;
-import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertSame;
 import static org.junit.Assert.assertTrue;
 
@@ -23,11 +22,7 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.util.Arrays;
 
-import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.FsTracer;
 import org.apache.hadoop.fs.StorageType;
-import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
-import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
 import org.apache.hadoop.hdfs.protocol.datatransfer.BlockConstructionStage;
 import org.apache.hadoop.hdfs.protocol.datatransfer.Op;
 import org.apache.hadoop.hdfs.protocol.datatransfer.Receiver;
@@ -35,11 +30,7 @@ import org.apache.hadoop.hdfs.protocol.datatransfer.Sender;
 import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.OpReadBlockProto;
 import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.OpWriteBlockProto;
 import org.apache.hadoop.hdfs.protocolPB.PBHelperClient;
-import org.apache.hadoop.hdfs.security.token.block.BlockTokenIdentifier;
 import org.apache.hadoop.hdfs.server.datanode.CachingStrategy;
-import org.apache.hadoop.hdfs.shortcircuit.ShortCircuitShm.SlotId;
-import org.apache.hadoop.security.token.Token;
-import org.apache.hadoop.util.DataChecksum;
 import org.hdfsrdma.hadoop.protocol.WriteRequest;
 import org.junit.Test;
 
@@ -139,19 +130,19 @@ public class TestWriteBlockOpRewriter {
     CapturingReceiver r = new CapturingReceiver(new DataInputStream(
         new ByteArrayInputStream(all)));
     r.receiveOne();
-    assertEquals(BLOCK, r.block);
-    assertEquals(StorageType.DISK, r.storageType);
-    assertEquals("DFSClient_test", r.clientName);
-    assertEquals(2, r.targets.length); // Sender drops the first target
-    assertEquals("10.0.0.2:9866", r.targets[0].getXferAddr());
-    assertEquals(BlockConstructionStage.PIPELINE_SETUP_CREATE, r.stage);
-    assertEquals(1001L, r.latestGenerationStamp);
-    assertEquals(token(), r.token);
+    assertEquals(BLOCK, r.call().block);
+    assertEquals(StorageType.DISK, r.call().storageType);
+    assertEquals("DFSClient_test", r.call().clientName);
+    assertEquals(2, r.call().targets.length); // Sender drops the first target
+    assertEquals("10.0.0.2:9866", r.call().targets[0].getXferAddr());
+    assertEquals(BlockConstructionStage.PIPELINE_SETUP_CREATE, r.call().stage);
+    assertEquals(1001L, r.call().latestGenerationStamp);
+    assertEquals(token(), r.call().token);
     byte[] after = new byte[7];
     r.in().readFully(after);
     assertArrayEquals(new byte[] {1, 2, 3, 1, 2, 3, 4}, after);
     r.receiveOne();
-    assertEquals(BLOCK, r.block);
+    assertEquals(BLOCK, r.call().block);
     assertEquals(-1, r.in().read());
   }
 
@@ -179,101 +170,6 @@ public class TestWriteBlockOpRewriter {
       o.write(plain, cut, plain.length - cut);
       o.flush();
       assertArrayEquals("cut at " + cut, plain, bytes.toByteArray());
-    }
-  }
-
-  /** Hadoop's own Receiver, recording the writeBlock it decodes. */
-  private static final class CapturingReceiver extends Receiver {
-    private ExtendedBlock block;
-    private StorageType storageType;
-    private Token<BlockTokenIdentifier> token;
-    private String clientName;
-    private DatanodeInfo[] targets;
-    private BlockConstructionStage stage;
-    private long latestGenerationStamp;
-
-    CapturingReceiver(DataInputStream in) {
-      super(FsTracer.get(new Configuration()));
-      initialize(in);
-    }
-
-    DataInputStream in() {
-      return in;
-    }
-
-    void receiveOne() throws IOException {
-      Op op = readOp();
-      assertEquals(Op.WRITE_BLOCK, op);
-      processOp(op);
-    }
-
-    @Override
-    public void writeBlock(ExtendedBlock blk, StorageType st,
-        Token<BlockTokenIdentifier> blockToken, String client,
-        DatanodeInfo[] tgts, StorageType[] targetStorageTypes,
-        DatanodeInfo source, BlockConstructionStage stg, int pipelineSize,
-        long minBytesRcvd, long maxBytesRcvd, long latestGs,
-        DataChecksum requestedChecksum, CachingStrategy cachingStrategy,
-        boolean allowLazyPersist, boolean pinning, boolean[] targetPinnings) {
-      assertNotNull(requestedChecksum);
-      this.block = blk;
-      this.storageType = st;
-      this.token = blockToken;
-      this.clientName = client;
-      this.targets = tgts;
-      this.stage = stg;
-      this.latestGenerationStamp = latestGs;
-    }
-
-    @Override
-    public void readBlock(ExtendedBlock blk,
-        Token<BlockTokenIdentifier> blockToken, String client,
-        long blockOffset, long length, boolean sendChecksum,
-        CachingStrategy cachingStrategy) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public void transferBlock(ExtendedBlock blk,
-        Token<BlockTokenIdentifier> blockToken, String client,
-        DatanodeInfo[] tgts, StorageType[] targetStorageTypes) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public void requestShortCircuitFds(ExtendedBlock blk,
-        Token<BlockTokenIdentifier> blockToken, SlotId slotId,
-        int maxVersion, boolean supportsReceiptVerification) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public void releaseShortCircuitFds(SlotId slotId) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public void requestShortCircuitShm(String client) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public void replaceBlock(ExtendedBlock blk, StorageType st,
-        Token<BlockTokenIdentifier> blockToken, String delHint,
-        DatanodeInfo source) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public void copyBlock(ExtendedBlock blk,
-        Token<BlockTokenIdentifier> blockToken) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public void blockChecksum(ExtendedBlock blk,
-        Token<BlockTokenIdentifier> blockToken) {
-      throw new UnsupportedOperationException();
     }
   }
 }

@@ -14,17 +14,15 @@ import org.apache.hadoop.fs.StorageType;
 import org.apache.hadoop.hdfs.DFSTestUtil;
 import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
 import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
-import org.apache.hadoop.hdfs.protocol.datatransfer.BlockConstructionStage;
 import org.apache.hadoop.hdfs.protocol.datatransfer.DataTransferProtocol;
 import org.apache.hadoop.hdfs.protocol.datatransfer.Op;
 import org.apache.hadoop.hdfs.protocol.datatransfer.Sender;
 import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.OpWriteBlockProto;
 import org.apache.hadoop.hdfs.protocolPB.PBHelperClient;
 import org.apache.hadoop.hdfs.security.token.block.BlockTokenIdentifier;
-import org.apache.hadoop.hdfs.server.datanode.CachingStrategy;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.security.token.Token;
-import org.apache.hadoop.util.DataChecksum;
+import org.hdfsrdma.hadoop.ReleaseApi;
 import org.hdfsrdma.hadoop.protocol.WriteRequest;
 
 import com.google.protobuf.ByteString;
@@ -61,14 +59,11 @@ final class WriteBlockOps {
 
   /** Sends a writeBlock op with Hadoop's Sender through {@code out}. */
   static void sendWriteBlock(DataOutputStream out) throws IOException {
-    new Sender(out).writeBlock(BLOCK, StorageType.DISK, token(),
+    ReleaseApi.writeBlock(new Sender(out), BLOCK, StorageType.DISK, token(),
         "DFSClient_test", TARGETS.clone(),
         new StorageType[] {StorageType.DISK, StorageType.SSD,
             StorageType.ARCHIVE},
-        SOURCE, BlockConstructionStage.PIPELINE_SETUP_CREATE, 3, 0L, 0L, 1001L,
-        DataChecksum.newDataChecksum(DataChecksum.Type.CRC32C, 512),
-        CachingStrategy.newDefaultStrategy(), false, false,
-        new boolean[] {false, true, false});
+        SOURCE, 3, 1001L, new boolean[] {false, true, false});
   }
 
   /** A whole writeBlock op, through the rewriter with {@code r}. */

@@ -28,6 +28,7 @@ import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
 import org.apache.hadoop.hdfs.protocol.HdfsConstants.DatanodeReportType;
 import org.apache.hadoop.test.GenericTestUtils;
 import org.apache.hadoop.util.VersionInfo;
+import org.hdfsrdma.hadoop.ChildJvm;
 import org.hdfsrdma.hadoop.FreePorts;
 import org.hdfsrdma.hadoop.WaitFor;
 import org.hdfsrdma.hadoop.tools.DataNodeJmxMetrics;
@@ -83,20 +84,7 @@ public final class AgentCluster implements Closeable {
    * module's classes and resources and hdfs-rdma's own jars.
    */
   static String hadoopClassPath() {
-    String classPath = System.getProperty("surefire.test.class.path",
-        System.getProperty("java.class.path"));
-    StringBuilder stock = new StringBuilder();
-    for (String entry : classPath.split(File.pathSeparator)) {
-      if (entry.isEmpty() || entry.endsWith("/target/classes")
-          || entry.endsWith("/target/test-classes")
-          || entry.matches(
-              ".*/(jucx|jucx-bridge|hadoop-hdfs-rdma)-[^/]*\\.jar")) {
-        continue;
-      }
-      stock.append(stock.length() == 0 ? "" : File.pathSeparator)
-          .append(entry);
-    }
-    return stock.toString();
+    return ChildJvm.stockClassPath();
   }
 
   /**
