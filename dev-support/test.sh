@@ -173,9 +173,9 @@ other_ucx_tests() {
 }
 # Three lanes, a lane's output printed whole when it ends: the home line's
 # put and every project test (the longest part); the UCX leg, the home
-# line's Hadoop tests and the newest line; the other lines. At 7af2f68 the
-# home line whole took one lane, which ended 11 minutes after the others. Hadoop's tests mostly wait on heartbeats,
-# restarts and socket timeouts. Measured on fresh-clone runs (2026-11-28):
+# line's Hadoop tests and the newest line; the other lines. With the home
+# line whole in one lane, that lane ended 11 minutes after the others.
+# Hadoop's tests mostly wait on heartbeats, restarts and socket timeouts. Measured on fresh-clone runs (2026-11-28):
 # three lanes took 1,162 s; the UCX leg at the end of one of two lanes,
 # 1,483 s. The load average was above 5 either way.
 others="$(grep -vx "$newest34" <<< "$lines")"

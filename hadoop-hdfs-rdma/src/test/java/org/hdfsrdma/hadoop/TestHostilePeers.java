@@ -565,7 +565,12 @@ public class TestHostilePeers {
    * its pre-flood level after one first round, then rose back by the
    * second, and judging later rounds against that reading failed 1 run in
    * 4 here. So the last round is judged against the higher of the first
-   * two.
+   * two. One reading can also come out high: on a loaded CI machine the
+   * last round read 21 MiB above the second with nothing held (UCX's pools
+   * and the JIT's code reach their high-water marks when they do). So the
+   * bound is what a leak of {@link #LEAK_PER_MESSAGE} bytes per message
+   * would add over the last two floods, about 49 MiB; a leak of whole
+   * messages would add over 1 GiB.
    */
   @Test(timeout = 600_000)
   public void testFloodsStayBounded() throws Exception {
@@ -607,15 +612,20 @@ public class TestHostilePeers {
         + " MiB more after the floods", last[0] - before[0] < 32L << 20);
     assertTrue("native memory grew by " + ((after[0][1] - before[1]) >> 20)
         + " MiB in the first flood", after[0][1] - before[1] < 96L << 20);
+    long leakBound = 2L * (junk + large) * LEAK_PER_MESSAGE;
     assertTrue("native memory grew by " + ((last[1] - settled) >> 20)
-        + " MiB in the last two floods",
-        last[1] - settled < 16L << 20);
+        + " MiB in the last two floods; a leak of " + LEAK_PER_MESSAGE
+        + " bytes per message would add " + (leakBound >> 20) + " MiB",
+        last[1] - settled < leakBound);
     int lines = refusalLines() - linesBefore;
     assertTrue(lines + " refusal lines in " + seconds + " s",
         lines <= seconds / 10 + 2);
     logCases("junk messages in floods", rounds * junk);
     logCases("16 MiB messages", rounds * large);
   }
+
+  /** The smallest per-message leak the floods must show. */
+  private static final long LEAK_PER_MESSAGE = 512;
 
   private int refusalLines() throws IOException {
     int n = 0;
