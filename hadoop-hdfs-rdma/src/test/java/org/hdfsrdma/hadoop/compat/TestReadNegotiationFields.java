@@ -6,10 +6,12 @@ import static org.hdfsrdma.hadoop.compat.WriteBlockOps.token;
 import static org.hdfsrdma.hadoop.protocol.WireSamples.NONCE;
 import static org.hdfsrdma.hadoop.protocol.WireSamples.assertIOException;
 import static org.hdfsrdma.hadoop.protocol.WireSamples.commits;
+import static org.junit.Assert.assertArrayEquals;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertTrue;
 
+import java.io.BufferedInputStream;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
@@ -207,6 +209,62 @@ public class TestReadNegotiationFields {
         answer().setDataNode(CommitEntryProto.newBuilder(
             CommitListField.toProto(DN)).setWorkerAddress(ByteString.EMPTY))
             .build().toByteString()));
+  }
+
+  /** The op's delimited proto and a trailer, as DataXceiver's stream. */
+  private static DataInputStream afterReadOp(OpReadBlockProto op,
+      int bufferSize) throws IOException {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    op.writeDelimitedTo(bytes);
+    bytes.write(new byte[] {9, 8, 7});
+    return new DataInputStream(new BufferedInputStream(
+        new ByteArrayInputStream(bytes.toByteArray()), bufferSize));
+  }
+
+  /** What Hadoop's Receiver then reads: the op, then the trailer. */
+  private static void assertUntouched(OpReadBlockProto sent,
+      DataInputStream in) throws IOException {
+    OpReadBlockProto read = OpReadBlockProto.parseFrom(
+        PBHelperClient.vintPrefixed(in));
+    assertArrayEquals(sent.toByteArray(), read.toByteArray());
+    byte[] rest = new byte[3];
+    in.readFully(rest);
+    assertArrayEquals(new byte[] {9, 8, 7}, rest);
+    assertEquals(-1, in.read());
+  }
+
+  /**
+   * The DataNode's peek at the offer, for every buffer size (DataXceiver's
+   * 512 among them): found when there, null when absent or malformed, and
+   * the stream left as Hadoop expects it either way.
+   */
+  @Test(timeout = 60_000)
+  public void testPeekLeavesTheOpToHadoop() throws IOException {
+    OpReadBlockProto with = ReadOfferField.withOffer(stockOp(), OFFER);
+    OpReadBlockProto bad = stockOp().toBuilder().setUnknownFields(
+        fields(ReadOfferField.NUMBER, offer().setWindow(1).build()
+            .toByteString())).build();
+    for (int bufferSize : new int[] {1, 16, 512, 8192}) {
+      DataInputStream in = afterReadOp(with, bufferSize);
+      assertEquals(OFFER, OpPeek.peekReadOffer(in));
+      assertUntouched(with, in);
+      in = afterReadOp(stockOp(), bufferSize);
+      assertNull(OpPeek.peekReadOffer(in));
+      assertUntouched(stockOp(), in);
+      in = afterReadOp(bad, bufferSize);
+      assertNull(OpPeek.peekReadOffer(in));
+      assertUntouched(bad, in);
+    }
+    Random random = new Random(5157);
+    for (int i = 0; i < 10_000; i++) {
+      byte[] junk = new byte[random.nextInt(64)];
+      random.nextBytes(junk);
+      OpReadBlockProto hostile = stockOp().toBuilder().setUnknownFields(
+          fields(ReadOfferField.NUMBER, ByteString.copyFrom(junk))).build();
+      DataInputStream in = afterReadOp(hostile, 512);
+      assertNull(OpPeek.peekReadOffer(in));
+      assertUntouched(hostile, in);
+    }
   }
 
   /**

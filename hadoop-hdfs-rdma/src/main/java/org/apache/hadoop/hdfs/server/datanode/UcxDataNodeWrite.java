@@ -19,7 +19,7 @@ import org.apache.hadoop.net.SocketInputStream;
 import org.apache.hadoop.security.token.Token;
 import org.hdfsrdma.hadoop.compat.CommitListField;
 import org.hdfsrdma.hadoop.compat.DeclineField;
-import org.hdfsrdma.hadoop.compat.WriteBlockOpPeek;
+import org.hdfsrdma.hadoop.compat.OpPeek;
 import org.hdfsrdma.hadoop.compat.WriteBlockOpRewriter;
 import org.hdfsrdma.hadoop.datanode.BlockWrite;
 import org.hdfsrdma.hadoop.datanode.DataNodeStart;
@@ -106,7 +106,7 @@ public final class UcxDataNodeWrite {
     WriteRequest request = null;
     if (op == Op.WRITE_BLOCK) {
       try {
-        request = WriteBlockOpPeek.peekWriteRequest(in);
+        request = OpPeek.peekWriteRequest(in);
       } catch (IOException e) {
         // Reading the op itself failed: Hadoop's own read will say so.
         LOG.debug("hdfs-rdma: cannot read the UCX offer of a writeBlock op;"
