@@ -34,15 +34,21 @@ public final class ReadOfferField {
    */
   public static OpReadBlockProto withOffer(OpReadBlockProto op,
       ReadOffer offer) {
+    UnknownFieldSet fields = UnknownFields.without(op.getUnknownFields(),
+        NUMBER).mergeFrom(asUnknownFields(offer)).build();
+    return op.toBuilder().setUnknownFields(fields).build();
+  }
+
+  /** @return a set of one field, {@link #NUMBER}, holding {@code offer} */
+  static UnknownFieldSet asUnknownFields(ReadOffer offer) {
     ByteString payload = ReadOfferProto.newBuilder()
         .setClientKey(ByteString.copyFrom(offer.getClientKey()))
         .setPacketBytes(offer.getPacketBytes())
         .setWindow(offer.getWindow())
         .build().toByteString();
-    UnknownFieldSet fields = UnknownFields.without(op.getUnknownFields(),
-        NUMBER).addField(NUMBER, UnknownFieldSet.Field.newBuilder()
-            .addLengthDelimited(payload).build()).build();
-    return op.toBuilder().setUnknownFields(fields).build();
+    return UnknownFieldSet.newBuilder().addField(NUMBER,
+        UnknownFieldSet.Field.newBuilder().addLengthDelimited(payload)
+            .build()).build();
   }
 
   /**

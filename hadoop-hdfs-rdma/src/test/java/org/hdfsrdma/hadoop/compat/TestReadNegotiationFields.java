@@ -211,6 +211,44 @@ public class TestReadNegotiationFields {
             .build().toByteString()));
   }
 
+  /** A readBlock op from Hadoop's Sender, through the rewriter. */
+  private static byte[] readBlockBytes(ReadOffer offer) throws IOException {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    new Sender(OpRewriter.withOffer(new DataOutputStream(bytes), offer))
+        .readBlock(BLOCK, token(), "DFSClient_test", 512L, 1L << 20, true,
+            CachingStrategy.newDefaultStrategy());
+    return bytes.toByteArray();
+  }
+
+  /**
+   * The client's rewriter: Hadoop's readBlock op goes out with the offer
+   * appended and Hadoop's fields byte for byte; without an offer the
+   * stream is the caller's own; other ops pass unchanged.
+   */
+  @Test(timeout = 10_000)
+  public void testRewriterCarriesTheOffer() throws IOException {
+    DataOutputStream plainOut =
+        new DataOutputStream(new ByteArrayOutputStream());
+    assertTrue(plainOut == OpRewriter.withOffer(plainOut, null));
+    DataInputStream in = new DataInputStream(
+        new ByteArrayInputStream(readBlockBytes(OFFER)));
+    assertEquals(Op.READ_BLOCK, readOp(in));
+    OpReadBlockProto op = OpReadBlockProto.parseFrom(
+        PBHelperClient.vintPrefixed(in));
+    assertEquals(-1, in.read());
+    assertEquals(OFFER, ReadOfferField.offerOf(op));
+    OpReadBlockProto stock = stockOp();
+    assertArrayEquals(stock.toByteArray(), op.toBuilder().setUnknownFields(
+        UnknownFieldSet.getDefaultInstance()).build().toByteArray());
+    // a writeBlock op through a read's rewriter goes out as it came
+    ByteArrayOutputStream plain = new ByteArrayOutputStream();
+    ByteArrayOutputStream through = new ByteArrayOutputStream();
+    WriteBlockOps.sendWriteBlock(new DataOutputStream(plain));
+    WriteBlockOps.sendWriteBlock(OpRewriter.withOffer(
+        new DataOutputStream(through), OFFER));
+    assertArrayEquals(plain.toByteArray(), through.toByteArray());
+  }
+
   /** The op's delimited proto and a trailer, as DataXceiver's stream. */
   private static DataInputStream afterReadOp(OpReadBlockProto op,
       int bufferSize) throws IOException {
