@@ -19,7 +19,7 @@ import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.Status;
 import org.apache.hadoop.hdfs.security.token.block.BlockTokenIdentifier;
 import org.apache.hadoop.security.token.Token;
 import org.hdfsrdma.hadoop.compat.CommitListField;
-import org.hdfsrdma.hadoop.compat.WriteBlockOpPeek;
+import org.hdfsrdma.hadoop.compat.OpPeek;
 import org.hdfsrdma.hadoop.compat.WriteRequestField;
 import org.hdfsrdma.hadoop.compat.proto.HdfsRdmaProtos.CommitEntryProto;
 import org.hdfsrdma.hadoop.compat.proto.HdfsRdmaProtos.WriteRequestProto;
@@ -151,7 +151,7 @@ final class NegotiationFuzz {
 
   /**
    * Runs {@code n} generated ops (hostile offers, and flipped bits of whole
-   * ops) through {@link WriteBlockOpPeek#peekWriteRequest} as DataXceiver
+   * ops) through {@link OpPeek#peekWriteRequest} as DataXceiver
    * calls it: it must return null or a request (whose constructor checked
    * every value), throw nothing else than IOException, and leave the
    * stream where it was.
@@ -169,7 +169,7 @@ final class NegotiationFuzz {
       DataInputStream in = new DataInputStream(new BufferedInputStream(
           new ByteArrayInputStream(after)));
       try {
-        WriteBlockOpPeek.peekWriteRequest(in);
+        OpPeek.peekWriteRequest(in);
       } catch (IOException e) {
         // a read failure: Hadoop's own parse would fail the same way
       }

@@ -19,7 +19,7 @@ import org.apache.hadoop.hdfs.protocolPB.PBHelperClient;
 import org.apache.hadoop.hdfs.security.token.block.BlockTokenIdentifier;
 import org.apache.hadoop.security.token.Token;
 import org.hdfsrdma.hadoop.compat.CommitListField;
-import org.hdfsrdma.hadoop.compat.WriteBlockOpRewriter;
+import org.hdfsrdma.hadoop.compat.OpRewriter;
 import org.hdfsrdma.hadoop.protocol.CommitEntry;
 import org.hdfsrdma.hadoop.protocol.SessionIds;
 import org.hdfsrdma.hadoop.protocol.WriteRequest;
@@ -65,7 +65,7 @@ final class RogueWriter implements Closeable {
     System.arraycopy(mirrors, 0, pipeline, 1, mirrors.length);
     StorageType[] storage = new StorageType[pipeline.length];
     Arrays.fill(storage, StorageType.DEFAULT);
-    ReleaseApi.writeBlock(new Sender(WriteBlockOpRewriter.opOut(out,
+    ReleaseApi.writeBlock(new Sender(OpRewriter.withRequest(out,
         request)), block, StorageType.DEFAULT, NO_TOKEN, "rogue-writer",
         pipeline, storage, null, pipeline.length, generationStamp, null);
     out.flush();

@@ -7,16 +7,16 @@ import java.util.zip.CRC32;
 /**
  * Flyweight over what every hdfs-rdma message has in common: the 8-byte
  * header it starts with and the CRC32 it ends with. {@link PacketDescriptor},
- * {@link RegionAnnouncement} and {@link HelloMessage} each hold one and lay
- * their own fields between the two.
+ * {@link RegionAnnouncement}, {@link HelloMessage} and {@link ReadCredit}
+ * each hold one and lay their own fields between the two.
  *
  * <pre>
  *  0               4       6   7   8                       length-4   length
  *  +---------------+-------+---+---+- - - - - - - - - - - -+---------------+
  *  | magic "HRMA"  |version|typ|flg|  body (per type)      |     CRC32     |
  *  +---------------+-------+---+---+- - - - - - - - - - - -+---------------+
- *   typ: 1 region announcement, 2 packet descriptor, 3 hello
- *   flg: the descriptor's flags; 0 in the other two
+ *   typ: 1 region announcement, 2 packet descriptor, 3 hello, 4 read credit
+ *   flg: the descriptor's and the credit's flags; 0 in the other two
  *   CRC32: of bytes [0, length-4)
  * </pre>
  *

@@ -21,7 +21,7 @@ import org.hdfsrdma.hadoop.client.PipelineFailures;
 import org.hdfsrdma.hadoop.client.UcxClients;
 import org.hdfsrdma.hadoop.compat.CommitListField;
 import org.hdfsrdma.hadoop.compat.DeclineField;
-import org.hdfsrdma.hadoop.compat.WriteBlockOpRewriter;
+import org.hdfsrdma.hadoop.compat.OpRewriter;
 import org.hdfsrdma.hadoop.metrics.ClientOutcomes;
 import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes;
 import org.hdfsrdma.hadoop.metrics.PipelineOutcome;
@@ -183,7 +183,7 @@ public final class UcxStreamerState {
         block.getBlockPoolId(), block.getBlockId(), newGS,
         token.getPassword(), packetSize);
     return request == null ? out
-        : WriteBlockOpRewriter.opOut(out, request);
+        : OpRewriter.withRequest(out, request);
   }
 
   /**

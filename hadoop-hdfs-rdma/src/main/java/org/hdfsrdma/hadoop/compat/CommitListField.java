@@ -71,6 +71,11 @@ public final class CommitListField {
   }
 
   private static ByteString encode(CommitEntry e) {
+    return toProto(e).toByteString();
+  }
+
+  /** {@code e} as the message a commit or a read answer carries. */
+  static CommitEntryProto toProto(CommitEntry e) {
     CommitEntryProto.Builder p = CommitEntryProto.newBuilder()
         .setXferAddr(e.getXferAddr())
         .setWorkerAddress(ByteString.copyFrom(e.getWorkerAddress()))
@@ -82,7 +87,7 @@ public final class CommitListField {
     if (e.getSharedMemoryProfile() != null) {
       p.setSharedMemoryProfile(e.getSharedMemoryProfile());
     }
-    return p.build().toByteString();
+    return p.build();
   }
 
   /**
@@ -114,6 +119,15 @@ public final class CommitListField {
       throw new IOException("hdfs-rdma commit entry does not parse: "
           + e.getMessage(), e);
     }
+    return fromProto(p);
+  }
+
+  /**
+   * The entry a peer sent in a commit or a read answer.
+   *
+   * @throws IOException when it lacks a value or holds one out of range
+   */
+  static CommitEntry fromProto(CommitEntryProto p) throws IOException {
     String missing = !p.hasXferAddr() ? "xfer_addr"
         : !p.hasWorkerAddress() ? "worker_address"
         : !p.hasUid() ? "uid"

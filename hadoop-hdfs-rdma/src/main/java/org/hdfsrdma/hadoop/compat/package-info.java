@@ -5,9 +5,10 @@
  * {@code org.hdfsrdma.hadoop.protocol} as the messages of
  * {@code src/main/proto/hdfs_rdma.proto} (generated into
  * {@code org.hdfsrdma.hadoop.compat.proto}) in unknown fields of Hadoop's
- * data-transfer messages, and hook the {@code writeBlock} op on its way to
- * a DataNode ({@link org.hdfsrdma.hadoop.compat.WriteBlockOpRewriter}) and
- * in it ({@link org.hdfsrdma.hadoop.compat.WriteBlockOpPeek}).
+ * data-transfer messages, and hook the {@code writeBlock} and
+ * {@code readBlock} ops on their way to a DataNode
+ * ({@link org.hdfsrdma.hadoop.compat.OpRewriter}) and in it
+ * ({@link org.hdfsrdma.hadoop.compat.OpPeek}).
  *
  * <p>Generated code is tied to the protobuf runtime of one Hadoop line
  * (protobuf-java 2.5 in Hadoop 2, a relocated 3.x in Hadoop 3), so this

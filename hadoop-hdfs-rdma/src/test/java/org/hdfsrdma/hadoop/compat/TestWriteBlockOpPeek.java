@@ -31,7 +31,7 @@ import com.google.protobuf.ByteString;
 import com.google.protobuf.UnknownFieldSet;
 
 /**
- * {@link WriteBlockOpPeek} on streams as DataXceiver holds them: the
+ * {@link OpPeek} on streams as DataXceiver holds them: the
  * request found, and the stream left exactly where Hadoop's Receiver
  * expects it, whatever the op holds.
  *
@@ -54,7 +54,7 @@ public class TestWriteBlockOpPeek {
       OpWriteBlockProto expected = readWriteBlock(never);
 
       DataInputStream peeked = afterReadOp(bytes, bufferSize);
-      assertEquals(request(), WriteBlockOpPeek.peekWriteRequest(peeked));
+      assertEquals(request(), OpPeek.peekWriteRequest(peeked));
       OpWriteBlockProto actual = readWriteBlock(peeked);
       assertEquals(expected, actual);
       assertArrayEquals(expected.toByteArray(), actual.toByteArray());
@@ -69,7 +69,7 @@ public class TestWriteBlockOpPeek {
   public void testPeekWithoutRequest() throws IOException {
     byte[] plain = writeBlockBytes(null);
     DataInputStream in = afterReadOp(plain, 512);
-    assertNull(WriteBlockOpPeek.peekWriteRequest(in));
+    assertNull(OpPeek.peekWriteRequest(in));
     assertEquals(stockOp(), readWriteBlock(in));
     assertEquals(-1, in.read());
   }
@@ -93,7 +93,7 @@ public class TestWriteBlockOpPeek {
     assertFalse(in.markSupported());
     assertEquals(Op.WRITE_BLOCK, readOp(in));
     int before = raw.available();
-    assertNull(WriteBlockOpPeek.peekWriteRequest(in));
+    assertNull(OpPeek.peekWriteRequest(in));
     assertEquals(before, raw.available());
     assertEquals(request(), WriteRequestField.requestOf(readWriteBlock(in)));
   }
@@ -104,7 +104,7 @@ public class TestWriteBlockOpPeek {
     byte[] ours = writeBlockBytes(request());
     byte[] cut = Arrays.copyOf(ours, ours.length - 10);
     DataInputStream in = afterReadOp(cut, 512);
-    assertNull(WriteBlockOpPeek.peekWriteRequest(in));
+    assertNull(OpPeek.peekWriteRequest(in));
     assertEquals(cut.length - 3, in.available());
 
     // a malformed request: ignored (the pipeline stays on TCP), the op
@@ -122,7 +122,7 @@ public class TestWriteBlockOpPeek {
       OpWriteBlockProto badField = withField(stockOp(),
           WriteRequestField.NUMBER, bytesField(payload));
       in = afterReadOp(frame(badField), 512);
-      assertNull(WriteBlockOpPeek.peekWriteRequest(in));
+      assertNull(OpPeek.peekWriteRequest(in));
       assertEquals(badField, readWriteBlock(in));
       assertEquals(-1, in.read());
     }
@@ -130,7 +130,7 @@ public class TestWriteBlockOpPeek {
     OpWriteBlockProto varint = withField(stockOp(), WriteRequestField.NUMBER,
         UnknownFieldSet.Field.newBuilder().addVarint(2).build());
     in = afterReadOp(frame(varint), 512);
-    assertNull(WriteBlockOpPeek.peekWriteRequest(in));
+    assertNull(OpPeek.peekWriteRequest(in));
     assertEquals(varint, readWriteBlock(in));
 
     // an op over the peek limit: nothing read past the varint, reset
@@ -141,11 +141,11 @@ public class TestWriteBlockOpPeek {
         .build();
     huge = WriteRequestField.withRequest(huge, request());
     in = afterReadOp(frame(huge), 512);
-    assertNull(WriteBlockOpPeek.peekWriteRequest(in));
+    assertNull(OpPeek.peekWriteRequest(in));
     assertEquals(huge, readWriteBlock(in));
 
     // end of stream right away
     in = afterReadOp(Arrays.copyOf(ours, 3), 512);
-    assertNull(WriteBlockOpPeek.peekWriteRequest(in));
+    assertNull(OpPeek.peekWriteRequest(in));
   }
 }

@@ -37,7 +37,7 @@ import org.junit.Test;
 import com.google.protobuf.CodedInputStream;
 
 /**
- * {@link WriteBlockOpRewriter} against Hadoop's real Sender and Receiver:
+ * {@link OpRewriter} against Hadoop's real Sender and Receiver:
  * the op Sender writes carries the request, Hadoop's own fields keep
  * their exact bytes, and everything else passes untouched.
  *
@@ -48,7 +48,7 @@ public class TestWriteBlockOpRewriter {
   private static byte[] readBlockBytes(WriteRequest r) throws IOException {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     DataOutputStream out = new DataOutputStream(bytes);
-    new Sender(WriteBlockOpRewriter.opOut(out, r)).readBlock(BLOCK, token(),
+    new Sender(OpRewriter.withRequest(out, r)).readBlock(BLOCK, token(),
         "DFSClient_test", 0L, 4096L, true,
         CachingStrategy.newDefaultStrategy());
     return bytes.toByteArray();
@@ -57,7 +57,7 @@ public class TestWriteBlockOpRewriter {
   @Test(timeout = 10000)
   public void testOpOutWithoutRequestIsIdentity() {
     DataOutputStream out = new DataOutputStream(new ByteArrayOutputStream());
-    assertSame(out, WriteBlockOpRewriter.opOut(out, null));
+    assertSame(out, OpRewriter.withRequest(out, null));
   }
 
   @Test(timeout = 10000)
@@ -111,7 +111,7 @@ public class TestWriteBlockOpRewriter {
   public void testStockReceiverReadsRewrittenOp() throws IOException {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     DataOutputStream out = new DataOutputStream(bytes);
-    DataOutputStream opOut = WriteBlockOpRewriter.opOut(out, request());
+    DataOutputStream opOut = OpRewriter.withRequest(out, request());
     sendWriteBlock(opOut);
     // what follows the op passes through
     opOut.write(new byte[] {1, 2, 3});
@@ -163,7 +163,7 @@ public class TestWriteBlockOpRewriter {
     for (int cut : new int[] {1, 3, 4, plain.length - 1}) {
       ByteArrayOutputStream bytes = new ByteArrayOutputStream();
       DataOutputStream o =
-          WriteBlockOpRewriter.opOut(new DataOutputStream(bytes), request());
+          OpRewriter.withRequest(new DataOutputStream(bytes), request());
       o.flush(); // nothing buffered: does not end the op
       o.write(plain, 0, cut);
       o.flush();

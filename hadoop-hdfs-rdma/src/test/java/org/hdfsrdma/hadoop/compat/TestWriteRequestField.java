@@ -229,7 +229,7 @@ public class TestWriteRequestField {
           bytesField(old));
       assertNull(WriteRequestField.requestOf(op));
       DataInputStream in = afterReadOp(frame(op), 512);
-      assertNull(WriteBlockOpPeek.peekWriteRequest(in));
+      assertNull(OpPeek.peekWriteRequest(in));
       assertEquals(op, readWriteBlock(in));
       // beside a request of this release, the old field changes nothing
       OpWriteBlockProto both = WriteRequestField.withRequest(op, request());

@@ -70,7 +70,7 @@ final class WriteBlockOps {
   static byte[] writeBlockBytes(WriteRequest r) throws IOException {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     DataOutputStream out = new DataOutputStream(bytes);
-    sendWriteBlock(WriteBlockOpRewriter.opOut(out, r));
+    sendWriteBlock(OpRewriter.withRequest(out, r));
     return bytes.toByteArray();
   }
 

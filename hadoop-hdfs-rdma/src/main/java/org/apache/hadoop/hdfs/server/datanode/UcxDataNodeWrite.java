@@ -19,8 +19,8 @@ import org.apache.hadoop.net.SocketInputStream;
 import org.apache.hadoop.security.token.Token;
 import org.hdfsrdma.hadoop.compat.CommitListField;
 import org.hdfsrdma.hadoop.compat.DeclineField;
-import org.hdfsrdma.hadoop.compat.WriteBlockOpPeek;
-import org.hdfsrdma.hadoop.compat.WriteBlockOpRewriter;
+import org.hdfsrdma.hadoop.compat.OpPeek;
+import org.hdfsrdma.hadoop.compat.OpRewriter;
 import org.hdfsrdma.hadoop.datanode.BlockWrite;
 import org.hdfsrdma.hadoop.datanode.DataNodeStart;
 import org.hdfsrdma.hadoop.datanode.UcxDataNode;
@@ -106,7 +106,7 @@ public final class UcxDataNodeWrite {
     WriteRequest request = null;
     if (op == Op.WRITE_BLOCK) {
       try {
-        request = WriteBlockOpPeek.peekWriteRequest(in);
+        request = OpPeek.peekWriteRequest(in);
       } catch (IOException e) {
         // Reading the op itself failed: Hadoop's own read will say so.
         LOG.debug("hdfs-rdma: cannot read the UCX offer of a writeBlock op;"
@@ -140,7 +140,7 @@ public final class UcxDataNodeWrite {
   /** The stream the op goes to the mirror on, offering UCX if we can. */
   public DataOutputStream relayOut(DataOutputStream mirrorOut) {
     return write == null ? mirrorOut
-        : WriteBlockOpRewriter.opOut(mirrorOut, write.request());
+        : OpRewriter.withRequest(mirrorOut, write.request());
   }
 
   /** The mirror's reply to the op. */

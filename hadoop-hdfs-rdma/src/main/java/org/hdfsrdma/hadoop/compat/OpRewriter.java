@@ -8,6 +8,7 @@ import java.io.OutputStream;
 
 import org.apache.hadoop.hdfs.protocol.datatransfer.DataTransferProtocol;
 import org.apache.hadoop.hdfs.protocol.datatransfer.Op;
+import org.hdfsrdma.hadoop.protocol.ReadOffer;
 import org.hdfsrdma.hadoop.protocol.WriteRequest;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -17,10 +18,10 @@ import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
 
 /**
- * The stream the patched DataStreamer and DataXceiver give
- * {@code new Sender(...)}, so that the {@code writeBlock} op Hadoop's own
- * Sender writes carries the request ({@link WriteRequestField}) without a
- * copy of Sender's code.
+ * The stream the hooks give {@code new Sender(...)}, so that the op
+ * Hadoop's own Sender writes carries what the client offers (a write's
+ * request, {@link WriteRequestField}; a read's offer,
+ * {@link ReadOfferField}) without a copy of Sender's code.
  *
  * <p>{@code Sender.send} writes one op as
  * <pre>
@@ -28,7 +29,8 @@ import com.google.protobuf.InvalidProtocolBufferException;
  * </pre>
  * and then flushes. This stream buffers everything written until its
  * first {@code flush()}, then, if the buffered bytes are exactly one such
- * {@code WRITE_BLOCK} op, writes the op on with the request's field
+ * op of the expected kind ({@code WRITE_BLOCK} for a request,
+ * {@code READ_BLOCK} for an offer), writes the op on with the field
  * appended to the proto (protobuf concatenation: Hadoop's fields keep
  * Sender's exact bytes, the varint length is rewritten) and flushes.
  * Anything else, another op or bytes that are not one complete op, goes on
@@ -36,32 +38,53 @@ import com.google.protobuf.InvalidProtocolBufferException;
  * passes every byte straight through; closing it flushes, then closes the
  * stream under it.
  */
-public final class WriteBlockOpRewriter extends FilterOutputStream {
+public final class OpRewriter extends FilterOutputStream {
 
   private static final Logger LOG =
-      LoggerFactory.getLogger(WriteBlockOpRewriter.class);
+      LoggerFactory.getLogger(OpRewriter.class);
 
-  private final WriteRequest request;
+  private final Op kind;
+  /** The field to append, a serialised UnknownFieldSet. */
+  private final byte[] field;
   /** Buffer of the first op; null once it went out. */
   private ByteArrayOutputStream op = new ByteArrayOutputStream(1024);
 
-  private WriteBlockOpRewriter(OutputStream out, WriteRequest request) {
+  private OpRewriter(OutputStream out, Op kind, byte[] field) {
     super(out);
-    this.request = request;
+    this.kind = kind;
+    this.field = field;
   }
 
   /**
    * @param out the stream to the DataNode
-   * @param request the request to carry, or null for none
+   * @param request the request a {@code writeBlock} op is to carry, or
+   *     null for none
    * @return the stream to give {@code new Sender(...)}: {@code out} itself
    *     when {@code request} is null
    */
-  public static DataOutputStream opOut(DataOutputStream out,
+  public static DataOutputStream withRequest(DataOutputStream out,
       WriteRequest request) {
     if (request == null) {
       return out;
     }
-    return new DataOutputStream(new WriteBlockOpRewriter(out, request));
+    return new DataOutputStream(new OpRewriter(out, Op.WRITE_BLOCK,
+        WriteRequestField.asUnknownFields(request).toByteArray()));
+  }
+
+  /**
+   * @param out the stream to the DataNode
+   * @param offer the offer a {@code readBlock} op is to carry, or null for
+   *     none
+   * @return the stream to give {@code new Sender(...)}: {@code out} itself
+   *     when {@code offer} is null
+   */
+  public static DataOutputStream withOffer(DataOutputStream out,
+      ReadOffer offer) {
+    if (offer == null) {
+      return out;
+    }
+    return new DataOutputStream(new OpRewriter(out, Op.READ_BLOCK,
+        ReadOfferField.asUnknownFields(offer).toByteArray()));
   }
 
   @Override
@@ -87,24 +110,23 @@ public final class WriteBlockOpRewriter extends FilterOutputStream {
     if (op != null && op.size() > 0) {
       byte[] bytes = op.toByteArray();
       op = null;
-      out.write(rewrite(bytes, request));
+      out.write(rewrite(bytes));
     }
     out.flush();
   }
 
   /**
-   * @return {@code frame} with {@code request}'s field appended to its
-   *     proto when it is exactly one WRITE_BLOCK op, else {@code frame}
+   * @return {@code frame} with the field appended to its proto when it is
+   *     exactly one op of this stream's kind, else {@code frame}
    */
-  private static byte[] rewrite(byte[] frame, WriteRequest request)
-      throws IOException {
+  private byte[] rewrite(byte[] frame) throws IOException {
     // u16 version, u8 op code, varint length (1 to 5 bytes)
     if (frame.length < 4) {
       LOG.warn("Not one data-transfer op ({} bytes); sent without the"
-          + " hdfs-rdma request", frame.length);
+          + " hdfs-rdma field", frame.length);
       return frame;
     }
-    if (frame[2] != Op.WRITE_BLOCK.code) {
+    if (frame[2] != kind.code) {
       return frame;
     }
     int version = ((frame[0] & 0xff) << 8) | (frame[1] & 0xff);
@@ -121,13 +143,12 @@ public final class WriteBlockOpRewriter extends FilterOutputStream {
     }
     if (version != DataTransferProtocol.DATA_TRANSFER_VERSION
         || protoLen < 0 || protoLen != frame.length - protoStart) {
-      LOG.warn("Not exactly one writeBlock op of data-transfer version {}"
+      LOG.warn("Not exactly one {} op of data-transfer version {}"
           + " (version {}, {} bytes, proto length {}); sent without the"
-          + " hdfs-rdma request", DataTransferProtocol.DATA_TRANSFER_VERSION,
-          version, frame.length, protoLen);
+          + " hdfs-rdma field", kind, DataTransferProtocol
+          .DATA_TRANSFER_VERSION, version, frame.length, protoLen);
       return frame;
     }
-    byte[] field = WriteRequestField.asUnknownFields(request).toByteArray();
     ByteArrayOutputStream result =
         new ByteArrayOutputStream(frame.length + field.length + 5);
     CodedOutputStream c = CodedOutputStream.newInstance(result);
