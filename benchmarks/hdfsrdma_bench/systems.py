@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import time
+import zipfile
 
 from .clusters import DATANODES, Cluster
 from .existing_cluster import ExistingCluster
@@ -93,6 +94,16 @@ def maven_classpath(work, scope="provided"):
     stock = [j for j in jars if not re.search(
         r"/(jucx-[^/]*|jucx-bridge-[^/]*|hadoop-hdfs-rdma-[^/]*)\.jar$", j)]
     return ":".join(stock), built_dropin()
+
+
+def knows_key(jar, key):
+    """Whether the drop-in jar's hdfs-rdma-default.xml defines `key`."""
+    try:
+        with zipfile.ZipFile(jar) as z:
+            text = z.read("hdfs-rdma-default.xml").decode("utf-8", "replace")
+    except (OSError, KeyError, zipfile.BadZipFile):
+        return False
+    return "<name>%s</name>" % key in text
 
 
 def built_dropin():
@@ -180,6 +191,10 @@ def start_clusters(bench):
                            "install, or dev-support/setup.sh)")
     cp = hadoop_classpath(bench.args.hadoop)
     log("Hadoop %s on every cluster and client JVM" % bench.args.hadoop)
+    if bench.workers and not knows_key(bench.dropin, WORKERS_KEY):
+        bench.note("the drop-in jar's hdfs-rdma-default.xml has no %s: "
+                   "its client ignores the key, so %s measure the ucx "
+                   "system again" % (WORKERS_KEY, ", ".join(bench.workers)))
     root = os.path.join(bench.work, "clusters")
     shutil.rmtree(root, ignore_errors=True)
     embedded_systems(bench, root, cp)

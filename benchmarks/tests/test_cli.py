@@ -161,6 +161,19 @@ class Refused(unittest.TestCase):
         self.refused(["--apps", "--ucx-workers", "2", "--conf-self-test"],
                      "needs embedded clusters")
 
+    def test_knows_key(self):
+        import zipfile
+        from hdfsrdma_bench.systems import knows_key
+        with tempfile.TemporaryDirectory() as d:
+            jar = os.path.join(d, "dropin.jar")
+            with zipfile.ZipFile(jar, "w") as z:
+                z.writestr("hdfs-rdma-default.xml", "<configuration><property>"
+                           "<name>dfs.client.rdma.workers</name><value>1"
+                           "</value></property></configuration>")
+            self.assertTrue(knows_key(jar, "dfs.client.rdma.workers"))
+            self.assertFalse(knows_key(jar, "dfs.client.rdma.work"))
+            self.assertFalse(knows_key(os.path.join(d, "none.jar"), "x"))
+
     def test_conf_without_core_site(self):
         with tempfile.TemporaryDirectory() as d:
             self.refused(["--conf", d], "no core-site.xml there")
