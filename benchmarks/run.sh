@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# Put latency of stock HDFS 2.9.2, the drop-in jar with UCX off and the UCX
-# write path, in one run: two clusters (1 NameNode + 4 DataNodes each,
+# Put latency of stock HDFS, the drop-in jar with UCX off and the UCX write
+# path, in one run, every JVM on one Hadoop release (--hadoop RELEASE,
+# default 3.4.2): two clusters (1 NameNode + 4 DataNodes each,
 # separate JVMs, storage on disk; the jar system writes to the UCX one),
 # FsShell -put alternating stock / jar / UCX, the machine's limit,
 # concurrent writers and the targets (benchmarks/README.md); or the same
 # puts against an existing cluster (--conf). See benchmarks/README.md.
 #
 #   benchmarks/run.sh [--tiny | --small (default) | --paper] [--scale]
-#                     [--runs N] [--out DIR] [--work DIR] [--help for more]
+#                     [--hadoop RELEASE] [--runs N] [--out DIR] [--work DIR]
+#                     [--help for more]
 #   benchmarks/run.sh --conf HADOOP_CONF_DIR [--stock-classpath CP]
 #                     [--hadoop-classpath CP] [--hdfs-dir PATH] [...]
 #   benchmarks/run.sh --conf-self-test       # --conf against a scratch cluster
 #   benchmarks/run.sh --apps [--tiny] [--apps-only W1,W2] [--apps-scale F]
+#                     [--ucx-workers 1,4]
 #                     # application-shaped workloads instead of the puts
 #
 # Needs the build (dev-support/setup.sh, or mvn -DskipTests install) and

@@ -1,11 +1,13 @@
-"""Put latency of stock HDFS 2.9.2, the drop-in jar with UCX off, and the
-UCX write path (hdfs-rdma), side by side in one run.
+"""Put latency of stock HDFS, the drop-in jar with UCX off, and the UCX
+write path (hdfs-rdma), side by side in one run, every JVM on one Apache
+Hadoop release (--hadoop, default systems.DEFAULT_RELEASE, 3.4.2).
 
 Three systems, every put `FsShell -put` in its own JVM as `hdfs dfs -put`
 runs it, alternating stock, jar, ucx on the same file:
 
-- stock: the stock 2.9.2 jars only, on a cluster of its own (a NameNode and
-  four DataNodes as separate JVMs on loopback, storage on disk).
+- stock: that release's stock jars only, on a cluster of its own (a
+  NameNode and four DataNodes as separate JVMs on loopback, storage on
+  disk).
 - jar: the client gets the drop-in jar as -javaagent: with
   dfs.client.rdma.enabled=false, so the pipeline is Hadoop's TCP pipeline
   with whatever else the jar changes in the client. It shares the UCX

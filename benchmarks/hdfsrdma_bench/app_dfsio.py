@@ -130,7 +130,7 @@ def dfsio_batch(bench, system, app, run, jar, jvm_props=(), tag_prefix=""):
         over_tcp = delta.get(ucx_counters.BLOCKS_OVER_TCP)
         if over_tcp is not None:
             bench.jar_expected_blocks += over_tcp - result["blocks"] * app.rep
-    if system == "ucx":
+    if bench.is_ucx(system):
         row.update(ucx_detail([job], delta, stats))
     row["lat_files"] = ""
     shutil.rmtree(work, ignore_errors=True)
@@ -157,7 +157,7 @@ def check_containers(bench, system, app, logs):
     if with_agent < len(logs):
         bench.fail("%s: %d of %d containers ran without the agent" % (
             where, len(logs) - with_agent, len(logs)))
-    if system == "ucx":
+    if bench.is_ucx(system):
         sending = sum(1 for t, _ in logs.values()
                       if t.get(ucx_counters.STATS_SENT))
         if sending < app.files:

@@ -118,6 +118,7 @@ def summary_md(bench, summary, comp, target_rows):
     out += writer_section(apps, m, c, present, names)
     out += wal_section(apps, m, c, present, names)
     out += writers_section(apps, m, c, present, names)
+    out += threads_section(apps, m, c, present, names)
     out += dfsio_section(apps, m, c, present, names)
     out += idle_section(apps, m, c, present, names)
     out += ["## Targets", "",
@@ -128,6 +129,7 @@ def summary_md(bench, summary, comp, target_rows):
                      [[t["target"], "%s %.2f" % (t["sense"], t["limit"]),
                        t["measured"], t["worst"], t["result"], t["note"]]
                       for t in target_rows]), ""]
+    out += workers_section(bench, apps, m)
     out += carried_section(apps, m, present)
     if bench.warnings or bench.failures:
         out += ["## Warnings", ""]
@@ -248,6 +250,60 @@ def writers_section(apps, m, c, present, names):
             md_table(["workload", "JVMs", "files each", "runs",
                       "MB/s %s" % names, "UCX/stock", "jar/stock",
                       "UCX/jar", "p99 per file ms %s" % names], rows), ""]
+
+
+def threads_section(apps, m, c, present, names):
+    sel = [x for x in apps if x.kind == "threads"]
+    if not sel:
+        return []
+    rows = [[x.name, str(x.threads), "%d x %s" % (x.files, human(x.size)),
+             str(x.rep), str(c[x.name]["runs"]),
+             per_system(m, x.name, "throughput_mb_s", present, 1)]
+            + ratios(c[x.name], "throughput_mb_s")
+            + ratios(c[x.name], "throughput_mb_s", (("ucx", "jar"),))
+            + [per_system(m, x.name, "p50_ms", present, 1),
+               per_system(m, x.name, "p99_ms", present, 1)]
+            + ratios(c[x.name], "p99_ms") for x in sel]
+    return ["## Writer threads in one JVM", "",
+            "One JVM, warmed up, starts N threads together; each writes "
+            "its own files one after the other (1 MiB writes); aggregate ="
+            " all their bytes over the span from the first create to the "
+            "last close; latency per file = create to the return of close,"
+            " over every thread's files.", "",
+            md_table(["workload", "threads", "files each", "rep", "runs",
+                      "MB/s %s" % names, "UCX/stock", "jar/stock",
+                      "UCX/jar", "p50 ms %s" % names, "p99 ms %s" % names,
+                      "p99 UCX/stock", "p99 jar/stock"], rows), ""]
+
+
+def workers_section(bench, apps, m):
+    """--ucx-workers: each workload's main figure on the ucx system and
+    on each ucx-wN, and ucx-wN over ucx and over stock."""
+    if not bench.workers:
+        return []
+    rows = []
+    for x in apps:
+        key = "records_per_s" if x.kind == "wal" else "throughput_mb_s"
+        if x.kind == "idle":
+            continue
+        u = m.get((x.name, "ucx"), {}).get(key)
+        st = m.get((x.name, "stock"), {}).get(key)
+        row = [x.name, "records/s" if x.kind == "wal" else "MB/s",
+               fmt(u, 1)]
+        for w in bench.workers:
+            v = m.get((x.name, w), {}).get(key)
+            row += [fmt(v, 1), fmt(ratio(v, u)), fmt(ratio(v, st))]
+        rows.append(row)
+    if not rows:
+        return []
+    header = ["workload", "figure", "UCX"]
+    for w in bench.workers:
+        header += [bench.labels[w], "%s/UCX" % bench.labels[w],
+                   "%s/stock" % bench.labels[w]]
+    return ["## UCX client workers (--ucx-workers)", "",
+            "The UCX system again with dfs.client.rdma.workers set "
+            "(medians over runs; UCX is the client's own default).", "",
+            md_table(header, rows), ""]
 
 
 def dfsio_section(apps, m, c, present, names):

@@ -191,7 +191,7 @@ def app_batch(bench, system, app, run, jar, jvm_props=(), tag_prefix=""):
                verified_bytes=sum(r["verified_bytes"] for r in results))
     row.update(idle)
     row.update(check_carried(bench, system, app, jobs, delta))
-    if system == "ucx":
+    if bench.is_ucx(system):
         row.update(ucx_detail(jobs, delta))
     row["lat_files"] = " ".join(os.path.basename(j["lat"]) for j in jobs)
     return row
@@ -274,7 +274,8 @@ def timeout_of(app):
         return 600 + app.seconds * 2
     if app.kind == "dfsio":     # and the YARN cluster's start, the job's
         return 900 + app.files * app.size * app.rep / 5e6
-    return 600 + app.jvms * app.files * app.size * app.rep / 5e6
+    return 600 + app.jvms * app.threads * app.files * app.size * \
+        app.rep / 5e6
 
 
 def diff(after, before):
@@ -319,7 +320,7 @@ def check_carried(bench, system, app, jobs, delta, stats=None, exact=True):
             bench.fail("%s: UCX off, yet data moved over UCX (client sent "
                        "%d bytes, DataNodes fetched %s, %s replica(s) over "
                        "UCX)" % (where, sent, fetched, over_ucx))
-    elif system == "ucx":
+    elif bench.is_ucx(system):
         bench.ucx_expected_bytes += sent * rep
         check_ucx(bench, where, stats, sent, tcp_pipelines, fetched,
                   over_tcp, written, rep)
@@ -330,7 +331,7 @@ def check_carried(bench, system, app, jobs, delta, stats=None, exact=True):
         blocks_over_ucx=over_ucx, blocks_over_tcp=over_tcp,
         transport=", ".join(sorted({str(s.get(
             ucx_counters.STATS_TRANSPORTS, "")).replace("_", " ")
-            for s in stats} - {""})) if system == "ucx" else None)
+            for s in stats} - {""})) if bench.is_ucx(system) else None)
 
 
 def check_ucx(bench, where, stats, sent, tcp_pipelines, fetched, over_tcp,
@@ -379,5 +380,8 @@ def human_app(app):
     if app.kind == "idle":
         return "a client idle for %g s after 2 files of %s at rep %d" % (
             app.seconds, human(app.size), app.rep)
+    if app.kind == "threads":
+        return "1 JVM, %d writer thread(s) x %d files of %s at rep %d" % (
+            app.threads, app.files, human(app.size), app.rep)
     return "%d JVM(s) x %d files of %s at rep %d" % (
         app.jvms, app.files, human(app.size), app.rep)

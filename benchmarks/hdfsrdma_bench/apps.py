@@ -17,6 +17,11 @@ file as the put sweep's FsShell:
 - writers: N JVMs at once, each writing F files of SIZE at replication 3
   (writers-4x512M-r3); aggregate throughput over the span from the first
   JVM's start to the last one's end of its measured phase.
+- threads: one JVM of N writer threads started together, each writing F
+  files of SIZE of its own at replication R (threads-8x128M-r3); aggregate
+  throughput over the span from the first create to the last close, and
+  per-file latency over every thread's files. Its own kind: a JVM of
+  several streams at once, not the long-lived writer the targets judge.
 - dfsio: Hadoop's TestDFSIO write as a MapReduce job on YARN, N map
   tasks (each its own JVM) writing one file of SIZE each at replication 3
   (dfsio-4x1G); the throughput and average IO rate TestDFSIO reports.
@@ -41,7 +46,7 @@ from .units import MiB, human, parse_size
 
 WORKLOAD_CLASS = "org.hdfsrdma.hadoop.bench.AppWorkload"
 WORKLOAD_PACKAGE = "org/hdfsrdma/hadoop/bench/"
-KINDS = ("writer", "wal", "writers", "dfsio", "idle")
+KINDS = ("writer", "wal", "writers", "threads", "dfsio", "idle")
 DFSIO_CLASS = "org.hdfsrdma.hadoop.bench.DfsioOnYarn"
 # Map tasks of a TestDFSIO job that run at once: two cores hold four map
 # JVMs busy writing; more only queue for the CPU and the JVMs' start-up.
@@ -56,10 +61,11 @@ WARMUP_SECONDS = 2.0
 # The idle client's warm-up files: two of IDLE_WARMUP_SIZE.
 IDLE_WARMUP_SIZE = 16 * MiB
 
-# One workload: kind (KINDS); size: the file size (writer, writers) or
-# the record size (wal); rep; files: per JVM (writer, writers); seconds
-# (wal, idle); threads: logs in the JVM (wal); jvms (writers); sync: hflush
-# or hsync (wal).
+# One workload: kind (KINDS); size: the file size (writer, writers,
+# threads) or the record size (wal); rep; files: per JVM (writer, writers)
+# or per thread (threads); seconds (wal, idle); threads: logs (wal) or
+# writer threads (threads) in the JVM; jvms (writers); sync: hflush or
+# hsync (wal).
 App = collections.namedtuple(
     "App", "name kind size rep files seconds threads jvms sync")
 
@@ -84,6 +90,11 @@ def writers(jvms, size, files):
                "writers", size, LOG_REP, files, None, 1, jvms, None)
 
 
+def threads(n, size, files, rep):
+    return App("threads-%dx%s-r%d" % (n, human(size), rep), "threads", size,
+               rep, files, None, n, 1, None)
+
+
 def dfsio(maps, size):
     return App("dfsio-%dx%s" % (maps, human(size)), "dfsio", size, LOG_REP,
                maps, None, 1, 1, None)
@@ -103,7 +114,8 @@ def workloads(a):
     """Every workload the options describe, in the order a run measures
     them (each file count and duration scaled by a.apps_scale): the
     writer at each replication and size, the hflush logs, the hsync logs,
-    the log of a.wal_threads threads, the concurrent writers, the
+    the log of a.wal_threads threads, the concurrent writers, the writer
+    threads of one JVM at each replication, size and thread count, the
     TestDFSIO jobs, the idle client."""
     f = a.apps_scale
     out = [writer(size, rep, scaled(n, f)) for rep in a.app_reps
@@ -116,6 +128,9 @@ def workloads(a):
                        a.wal_threads))
     out += [writers(n, a.app_writer_size, scaled(a.app_writer_files, f))
             for n in a.app_writers]
+    out += [threads(n, size, scaled(a.app_thread_files, f), rep)
+            for rep in a.app_reps for size in a.app_thread_sizes
+            for n in a.app_threads]
     out += [dfsio(n, scaled_mib(size, f)) for n, size in a.dfsio]
     if a.idle_seconds > 0:
         out.append(idle(max(1.0, a.idle_seconds * f)))
@@ -210,6 +225,8 @@ def workload_args(app, hdfs_dir, lat_file):
     else:
         args = ["writer", "-dir", hdfs_dir, "-rep", str(app.rep),
                 "-files", str(app.files), "-size", str(app.size)]
+        if app.kind == "threads":
+            args += ["-threads", str(app.threads)]
     return args + warmup_args(app) + ["-lat-file", lat_file]
 
 

@@ -27,7 +27,8 @@ from .selftest import (check_namespace, probe_namespace, serve_cluster,
                        start_scratch, stop_scratch)
 from .state import Bench
 from .summary import fits, scale_summary, summarize
-from .systems import (DISTRIBUTIONS, connect_existing, start_clusters,
+from .systems import (DEFAULT_RELEASE, DISTRIBUTIONS, MAVEN_RELEASE,
+                      connect_existing, releases, start_clusters,
                       stop_clusters)
 from .targets import targets
 from .units import fmt, parse_list, parse_rate, parse_size, parse_size_rep
@@ -39,9 +40,10 @@ def parse_args(argv):
     command line gives none and paths made absolute."""
     ap = argparse.ArgumentParser(
         prog="benchmarks/run.sh",
-        description="Put latency of stock HDFS 2.9.2, the drop-in jar with "
-        "UCX off and the UCX path, on embedded clusters or (--conf) on an "
-        "existing cluster.")
+        description="Put latency of stock HDFS, the drop-in jar with UCX "
+        "off and the UCX path, on embedded clusters of one Hadoop release "
+        "(--hadoop, default %s) or (--conf) on an existing cluster."
+        % DEFAULT_RELEASE)
     add_run_options(ap)
     g = add_existing_cluster_options(ap)
     add_host_options(ap)
@@ -70,6 +72,11 @@ def add_run_options(ap):
     for p in PROFILES:
         prof.add_argument("--" + p, dest="profile", action="store_const",
                           const=p)
+    ap.add_argument("--hadoop", metavar="RELEASE",
+                    help="the Hadoop release of the embedded clusters and "
+                    "every client JVM, stock's, jar's and UCX's alike (one "
+                    "of patches/releases.txt; default %s; TestDFSIO only "
+                    "on %s)" % (DEFAULT_RELEASE, MAVEN_RELEASE))
     ap.add_argument("--scale", action="store_true",
                     help="run only the concurrent-writers study")
     ap.add_argument("--no-scale", action="store_true",
@@ -130,8 +137,9 @@ def add_app_options(ap):
                    "writer-SIZE-rR (one JVM writes COUNT files of SIZE), "
                    "wal-SIZE-r3 and wal-hsync-SIZE-r3 (one log, hflush or "
                    "hsync after every record), walT-SIZE-r3 (T logs in one "
-                   "JVM), writers-NxSIZE-r3 (N JVMs at once); --runs runs "
-                   "each (--tiny: a few minutes in all)")
+                   "JVM), writers-NxSIZE-r3 (N JVMs at once), "
+                   "threads-NxSIZE-rR (N writer threads in one JVM); --runs"
+                   " runs each (--tiny: a few minutes in all)")
     g.add_argument("--apps-only", metavar="NAMES", type=parse_list(str),
                    help="only these workloads (names or shell patterns, "
                    "comma-separated, e.g. 'wal-*,writer-1M-r3')")
@@ -177,6 +185,20 @@ def add_app_options(ap):
     g.add_argument("--app-writer-files", metavar="N", type=int,
                    help="files each of their JVMs writes (default 2; "
                    "--tiny 1)")
+    g.add_argument("--app-threads", metavar="N,...", type=parse_list(int),
+                   help="writer threads in one JVM, each writing files of "
+                   "its own (threads-NxSIZE-rR; default 1,4,8,16; --tiny 2;"
+                   " '': none), at each of --app-reps")
+    g.add_argument("--app-thread-sizes", metavar="SIZE,...",
+                   type=parse_list(parse_size),
+                   help="their file sizes (default 16M,128M; --tiny 16M)")
+    g.add_argument("--app-thread-files", metavar="F", type=int,
+                   help="files each of their threads writes (default 2; "
+                   "--tiny 1)")
+    g.add_argument("--ucx-workers", metavar="N,...", type=parse_list(int),
+                   help="one more UCX system per count, ucx-wN: the UCX "
+                   "client with -D dfs.client.rdma.workers=N, on the ucx "
+                   "cluster, in the alternation (--apps, embedded clusters)")
 
 
 def add_existing_cluster_options(ap):
@@ -189,7 +211,7 @@ def add_existing_cluster_options(ap):
                    help="Hadoop configuration directory of the cluster "
                    "(core-site.xml with fs.defaultFS, hdfs-site.xml)")
     g.add_argument("--hadoop-classpath", metavar="CP",
-                   help="class path of the cluster's Hadoop 2.9 client, for "
+                   help="class path of the cluster's Hadoop client, for "
                    "the jar and ucx puts (default: `hadoop classpath`)")
     g.add_argument("--stock-classpath", metavar="CP",
                    help="class path of a stock Hadoop client (no hdfs-rdma "
@@ -269,8 +291,15 @@ def apply_profile(ap, a):
     if a.metrics_period is None:
         a.metrics_period = 1.0 if a.conf_self_test else 10.0
     a.profile = a.profile or "small"
+    a.hadoop_given = a.hadoop is not None
+    a.hadoop = a.hadoop or DEFAULT_RELEASE
     for k, v in PROFILES[a.profile].items():
         if getattr(a, k, None) is None:
+            if k == "dfsio" and a.hadoop != MAVEN_RELEASE:
+                # TestDFSIO runs on the build's own Hadoop only (app_dfsio):
+                # another release's runs leave it out unless asked for,
+                # which check_app_args refuses.
+                v = []
             setattr(a, k, v)
 
 
@@ -308,6 +337,23 @@ def check_args(ap, a):
                      "(UCX's tcp transport between the hosts)")
     if (a.conf or a.conf_self_test) and a.flamegraphs:
         ap.error("--flamegraphs profiles the embedded clusters only")
+    if a.conf and a.hadoop_given:
+        ap.error("--hadoop is the embedded clusters' release: with --conf "
+                 "the clients are --hadoop-classpath's and "
+                 "--stock-classpath's, the cluster its own")
+    known = releases()
+    if known and a.hadoop not in known:
+        ap.error("--hadoop %s: not one of patches/releases.txt (%s)"
+                 % (a.hadoop, ", ".join(known)))
+    if a.ucx_workers is not None:
+        if not a.ucx_workers or min(a.ucx_workers) < 1 or \
+                len(set(a.ucx_workers)) != len(a.ucx_workers):
+            ap.error("--ucx-workers: counts of at least 1, each once")
+        if a.conf or a.conf_self_test:
+            ap.error("--ucx-workers needs embedded clusters: no --conf")
+        if not a.apps:
+            ap.error("--ucx-workers: only with --apps (the put sweep's "
+                     "summary has no columns for it)")
     if a.conf:
         a.conf = os.path.abspath(a.conf)
         if not os.path.isfile(os.path.join(a.conf, "core-site.xml")):
@@ -323,7 +369,8 @@ def check_app_args(ap, a):
                             "wal_records", "wal_seconds", "wal_threads",
                             "app_writers", "app_writer_size",
                             "app_writer_files", "apps_profile", "dfsio",
-                            "idle_seconds")
+                            "idle_seconds", "app_threads", "app_thread_sizes",
+                            "app_thread_files")
                 if o in a.given] + (["apps_scale"] if a.apps_scale != 1.0
                                     else [])
     if not a.apps:
@@ -340,14 +387,25 @@ def check_app_args(ap, a):
     if a.apps_scale <= 0:
         ap.error("--apps-scale must be positive")
     if (a.wal_seconds <= 0 or min(a.app_reps + a.app_writers
-                                  + [a.app_writer_files]) < 1
-            or min(a.wal_records + [a.app_writer_size]) < 1
+                                  + a.app_threads
+                                  + [a.app_writer_files,
+                                     a.app_thread_files]) < 1
+            or min(a.wal_records + a.app_thread_sizes
+                   + [a.app_writer_size]) < 1
             or a.wal_threads < 0 or a.idle_seconds < 0):
         ap.error("--apps: counts, sizes and seconds must be positive")
     try:
         a.apps_list = apps.select(apps.workloads(a), a.apps_only)
     except ValueError as e:
-        ap.error(str(e))
+        ap.error(str(e) + ("; TestDFSIO (dfsio-*) runs on --hadoop %s only"
+                           % MAVEN_RELEASE if a.hadoop != MAVEN_RELEASE
+                           and "dfsio" in ",".join(a.apps_only) else ""))
+    if a.dfsio and a.hadoop != MAVEN_RELEASE:
+        ap.error("--apps --dfsio: TestDFSIO runs on Hadoop %s only (its "
+                 "jobclient tests jar and mini YARN cluster come from the "
+                 "build's Maven class path), not on --hadoop %s: give "
+                 "--hadoop %s, or leave it out with --dfsio ''"
+                 % (MAVEN_RELEASE, a.hadoop, MAVEN_RELEASE))
     if a.conf and any(x.kind == "dfsio" for x in a.apps_list):
         ap.error("--apps --conf: the TestDFSIO workloads run on the "
                  "embedded clusters only (their YARN cluster and class path"

@@ -305,7 +305,8 @@ class Cluster(Hdfs):
 
     def jvm(self, *args, heap="1g", props=(), host=None):
         # Hadoop 2.9's web server (WebHDFS, used here to verify and delete
-        # files) needs java.lang opened on Java 17; the same on both clusters.
+        # files) needs java.lang opened on Java 17; the same on both
+        # clusters, and on every release.
         opens = ["--add-opens", "java.base/java.lang=ALL-UNNAMED"]
         agent = ["-javaagent:" + self.agent] if self.agent else []
         prefix = self.hosts.prefix(host) if self.hosts and host else []

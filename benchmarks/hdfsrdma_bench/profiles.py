@@ -9,17 +9,23 @@ from .units import GiB, KiB, MiB
 # replication of app_reps; logs of wal_records records for wal_seconds
 # each (hflush, hsync), and one of wal_threads logs at once; app_writers
 # concurrent JVMs of app_writer_files files of app_writer_size each;
-# TestDFSIO jobs of dfsio MAPS x SIZE; an idle client for idle_seconds.
+# app_threads writer threads in one JVM, app_thread_files files of each
+# of app_thread_sizes per thread, at each of app_reps; TestDFSIO jobs of
+# dfsio MAPS x SIZE (Hadoop 2.9.2 only); an idle client for idle_seconds.
 APPS = dict(app_files=[(1 * MiB, 1000), (16 * MiB, 100), (128 * MiB, 16)],
             app_reps=[3, 1], wal_records=[1 * KiB, 4 * KiB, 64 * KiB],
             wal_seconds=30.0, wal_threads=8, app_writers=[1, 2, 4, 8],
             app_writer_size=512 * MiB, app_writer_files=2,
+            app_threads=[1, 4, 8, 16],
+            app_thread_sizes=[16 * MiB, 128 * MiB], app_thread_files=2,
             dfsio=[(4, 1 * GiB), (16, 256 * MiB)], idle_seconds=30.0)
 # --apps --tiny: every kind of workload, end to end, in a few minutes.
 APPS_TINY = dict(app_files=[(1 * MiB, 16), (16 * MiB, 2)], app_reps=[3, 1],
                  wal_records=[1 * KiB, 64 * KiB], wal_seconds=2.0,
                  wal_threads=8, app_writers=[1, 2],
                  app_writer_size=16 * MiB, app_writer_files=1,
+                 app_threads=[2], app_thread_sizes=[16 * MiB],
+                 app_thread_files=1,
                  dfsio=[(2, 16 * MiB)], idle_seconds=3.0)
 
 PROFILES = {

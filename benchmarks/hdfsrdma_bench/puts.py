@@ -158,7 +158,7 @@ def check_carried(bench, system, tag, jobs, delta, total, rep):
             blocks_of(os.path.getsize(j["path"]), c.block_size)
             for j in jobs)
         check_jar(bench, jobs, delta, where, policy=True)
-    elif system == "ucx" or system in bench.compared:
+    elif bench.is_ucx(system):
         bench.ucx_expected_bytes += total * rep
         check_ucx(bench, jobs, delta, total, rep, where)
     elif system == "jar":

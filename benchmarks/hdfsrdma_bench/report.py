@@ -72,8 +72,10 @@ def machine_info(bench):
                          " emulated gets)" if bench.args.ucx_tcp else
                          "its own policy"))]
         out += [("DataNode storage", "%s (%s)" % (bench.work, fs)),
-                ("Hadoop", "2.9.2 (Maven Central jars); UCX path: %s"
-                 % os.path.basename(getattr(bench, "dropin", None) or "n/a"))]
+                ("Hadoop", "%s (Apache's jars from Maven Central, every "
+                 "cluster and client JVM); UCX path: %s" % (
+                     bench.args.hadoop, os.path.basename(
+                         getattr(bench, "dropin", None) or "n/a")))]
     else:
         out += [("cluster", "--conf %s: %s" % (conf, getattr(
                     bench.existing, "description", None) or "n/a")),

@@ -13,7 +13,7 @@ from .existing_cluster import ExistingCluster
 from .harness import HarnessError, log
 from .measurement import http_json
 from .processes import Procs, on_signals
-from .systems import maven_classpath
+from .systems import built_dropin, hadoop_classpath
 
 
 def serve_cluster(a):
@@ -21,14 +21,14 @@ def serve_cluster(a):
     embedded runs start it (the drop-in jar as agent in every daemon, the
     UCX DataNode plugin) under DIR, in this process; DIR/ready names its
     configuration directory once it is up (DIR/stock.classpath: the class
-    path of Hadoop's jars without hdfs-rdma). Up until SIGTERM or SIGINT,
-    then stopped."""
+    path of --hadoop's jars without hdfs-rdma). Up until SIGTERM or
+    SIGINT, then stopped."""
     root = os.path.abspath(a.serve_cluster)
     procs = Procs()
     java = a.java or shutil.which("java")
     on_signals()
     try:
-        cp, dropin = maven_classpath(root)
+        cp, dropin = hadoop_classpath(a.hadoop), built_dropin()
         if not dropin:
             print("no drop-in jar: build first", file=sys.stderr)
             return 1
@@ -92,6 +92,7 @@ def start_scratch(a, procs):
             "--start-timeout", str(a.start_timeout)]
     if a.java:
         argv += ["--java", a.java]
+    argv += ["--hadoop", a.hadoop]
     log("--conf-self-test: starting a scratch UCX cluster (1 NameNode + %d "
         "DataNodes) in another process under %s" % (DATANODES, root))
     p = procs.spawn(argv, os.path.join(root, "serve.log"),

@@ -38,11 +38,11 @@ from .harness import REPO, HarnessError, log, warn
 from .processes import Procs, on_signals
 from .soak_bounds import (DRAIN_SECONDS, DRAIN_TIMEOUT, drain_failures,
                           drained, judge_growth)
-from .soak_cluster import SoakCluster, boot, hadoop_classpath
+from .soak_cluster import SoakCluster, boot
 from .soak_report import table, write_results, writer_summary
 from .soak_sampling import Sampler
 from .soak_writers import CHURN_THREADS, WRITER_CLASS, Churn, start_writers
-from .systems import built_dropin
+from .systems import DEFAULT_RELEASE, built_dropin, hadoop_classpath
 from .units import MiB
 
 
@@ -87,7 +87,7 @@ def parse_args(argv):
                     "(Hadoop's BlockStateChange logger at DEBUG: replicas "
                     "added, marked corrupt, invalidated), to tell in which "
                     "order a block's reports arrived")
-    ap.add_argument("--hadoop", default="3.4.2", metavar="RELEASE",
+    ap.add_argument("--hadoop", default=DEFAULT_RELEASE, metavar="RELEASE",
                     help="the Hadoop release every JVM runs (one of "
                     "patches/releases.txt; default %(default)s)")
     ap.add_argument("--conf", action="append", default=[],

@@ -1,14 +1,13 @@
 """The soak's cluster: a NameNode and four DataNodes on a Hadoop release's
-stock jars (its class path as the build resolved it), formatted, started
+stock jars (its class path: systems.hadoop_classpath), formatted, started
 and checked to serve UCX; and the options every JVM of the soak starts
 with, the clients' too (HEAP, soak_jvm_opts)."""
 
 import os
-import subprocess
 import time
 
 from .clusters import Cluster
-from .harness import REPO, HarnessError, log
+from .harness import HarnessError, log
 
 HEAP = "512m"
 
@@ -39,36 +38,6 @@ def soak_jvm_opts(root, heap):
     return ["-Xms" + heap, "-XX:+AlwaysPreTouch",
             "-XX:NativeMemoryTracking=summary",
             "-XX:ErrorFile=%s/hs_err_pid%%p.log" % root]
-
-
-def hadoop_classpath(release):
-    """Hadoop `release`'s jars and their dependencies (nothing of
-    hdfs-rdma: the bridge and JUCX come with the drop-in jar), as the build
-    resolved them."""
-    tool = os.path.join(REPO, "dev-support", "hadoop-releases.sh")
-    r = subprocess.run([tool, "classpath", release], capture_output=True,
-                       text=True)
-    if r.returncode != 0 or not r.stdout.strip():
-        raise HarnessError("no Hadoop %s class path: %s"
-                           % (release, r.stderr.strip()))
-    cp = r.stdout.strip()
-    if "slf4j-log4j12" in cp or "slf4j-reload4j" in cp:
-        return cp
-    # Hadoop 3's poms leave SLF4J's binding to the distribution (its
-    # share/hadoop/common/lib has slf4j-reload4j); without one every JVM
-    # logs nothing. The build's Hadoop 3 client test app resolves it.
-    listed = os.path.join(REPO, "test-apps", "hadoop3-client", "target",
-                          "classpath.txt")
-    try:
-        with open(listed) as f:
-            binding = [j for j in f.read().strip().split(":")
-                       if os.path.basename(j).startswith("slf4j-reload4j")]
-    except OSError:
-        binding = []
-    if not binding:
-        raise HarnessError("Hadoop %s: no SLF4J binding (slf4j-reload4j) in "
-                           "%s: build first" % (release, listed))
-    return cp + ":" + binding[0]
 
 
 def boot(cluster, procs, timeout=180):

@@ -8,7 +8,8 @@ import shutil
 from .harness import warn
 from .hosts import EmulatedHosts
 from .processes import Procs
-from .systems import COMPARED, LABELS, LONG_LABELS, SYSTEMS
+from .systems import (COMPARED, LABELS, LONG_LABELS, SYSTEMS,
+                      WORKERS)
 
 
 class Bench:
@@ -55,12 +56,16 @@ class Bench:
         # the ucx cluster, so that modes alternate within one run.
         self.compared = [COMPARED + m
                          for m in args.compare_distributions or ()]
+        # --ucx-workers: one more UCX system per count of client workers.
+        self.workers = [WORKERS + str(n)
+                        for n in getattr(args, "ucx_workers", None) or ()]
         self.labels = dict(LABELS)
         self.long_labels = dict(LONG_LABELS)
+        self.long_labels["stock"] %= getattr(args, "hadoop", None) or "n/a"
         if getattr(args, "conf", None):
             # --conf: stock is the --stock-classpath client against the
             # cluster's own DataNodes, of whatever release they run (the
-            # summary names it), not the embedded clusters' 2.9.2.
+            # summary names it), not the embedded clusters' --hadoop.
             self.long_labels["stock"] = "stock HDFS client (--stock-classpath)"
         if args.distribution or self.compared:
             self.long_labels["ucx"] += ", distribution " + \
@@ -69,6 +74,17 @@ class Bench:
             mode = s[len(COMPARED):]
             self.labels[s] = "UCX " + mode
             self.long_labels[s] = "hdfs-rdma (UCX get), distribution " + mode
+        for s in self.workers:
+            n = s[len(WORKERS):]
+            self.labels[s] = "UCX w" + n
+            self.long_labels[s] = "hdfs-rdma (UCX get), %s client worker(s)" \
+                " (dfs.client.rdma.workers=%s)" % (n, n)
+
+    def is_ucx(self, system):
+        """Whether `system`'s client has UCX on: ucx, a compared
+        distribution's, a --ucx-workers count's."""
+        return system == "ucx" or system in self.compared or \
+            system in self.workers
 
     @property
     def all_systems(self):

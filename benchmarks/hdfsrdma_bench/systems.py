@@ -1,14 +1,17 @@
 """The systems measured and what they write to: stock, jar and ucx (and
-one UCX system per --compare-distributions mode), their put clients (class
-paths, the drop-in jar as agent, the UCX switch), and the clusters behind
-them: the two embedded clusters started and stopped here, or an existing
-cluster (--conf) connected to and left as it was."""
+one UCX system per --compare-distributions mode and per --ucx-workers
+count), their put clients (class paths, the drop-in jar as agent, the UCX
+switch), the Hadoop release every embedded JVM runs (--hadoop: its class
+path), and the clusters behind them: the two embedded clusters started and
+stopped here, or an existing cluster (--conf) connected to and left as it
+was."""
 
 import os
 import re
 import shutil
 import subprocess
 import time
+import zipfile
 
 from .clusters import DATANODES, Cluster
 from .existing_cluster import ExistingCluster
@@ -18,20 +21,67 @@ from .units import fmt
 
 SYSTEMS = ("stock", "jar", "ucx")     # the order of the alternation
 LABELS = {"stock": "stock", "jar": "jar", "ucx": "UCX"}
-LONG_LABELS = {"stock": "stock HDFS 2.9.2",
+LONG_LABELS = {"stock": "stock HDFS %s",     # % the release
                "jar": "drop-in jar, UCX off (TCP)",
                "ucx": "hdfs-rdma (UCX get)"}
 DISTRIBUTIONS = ("auto", "fan-out", "chain", "hybrid")
 COMPARED = "ucx-"   # prefix of a --compare-distributions system
+WORKERS = "ucx-w"   # prefix of a --ucx-workers system (ucx-w4)
+WORKERS_KEY = "dfs.client.rdma.workers"
+# --hadoop: the release every embedded JVM runs, by default the newest of
+# the line most clusters run; MAVEN_RELEASE is the build's own (the pom's
+# hadoop.version), whose Maven test class path the TestDFSIO workloads
+# need (its jobclient tests jar and mini YARN cluster).
+DEFAULT_RELEASE = "3.4.2"
+MAVEN_RELEASE = "2.9.2"
+
+
+def releases():
+    """Every release of patches/releases.txt (dev-support/releases.sh)."""
+    r = subprocess.run([os.path.join(REPO, "dev-support", "releases.sh"),
+                        "list"], capture_output=True, text=True)
+    return r.stdout.split() if r.returncode == 0 else []
+
+
+def hadoop_classpath(release):
+    """Hadoop `release`'s jars and their dependencies (nothing of
+    hdfs-rdma: the bridge and JUCX come with the drop-in jar), as the
+    build resolved them (dev-support/hadoop-releases.sh classpath, as
+    dev-support/put.sh), with an SLF4J binding: the class path of every
+    embedded daemon and client JVM, the soak's too."""
+    tool = os.path.join(REPO, "dev-support", "hadoop-releases.sh")
+    r = subprocess.run([tool, "classpath", release], capture_output=True,
+                       text=True)
+    if r.returncode != 0 or not r.stdout.strip():
+        raise HarnessError("no Hadoop %s class path: %s"
+                           % (release, r.stderr.strip()))
+    cp = r.stdout.strip()
+    if "slf4j-log4j12" in cp or "slf4j-reload4j" in cp:
+        return cp
+    # Hadoop 3's poms leave SLF4J's binding to the distribution (its
+    # share/hadoop/common/lib has slf4j-reload4j); without one every JVM
+    # logs nothing. The build's Hadoop 3 client test app resolves it.
+    listed = os.path.join(REPO, "test-apps", "hadoop3-client", "target",
+                          "classpath.txt")
+    try:
+        with open(listed) as f:
+            binding = [j for j in f.read().strip().split(":")
+                       if os.path.basename(j).startswith("slf4j-reload4j")]
+    except OSError:
+        binding = []
+    if not binding:
+        raise HarnessError("Hadoop %s: no SLF4J binding (slf4j-reload4j) in "
+                           "%s: build first" % (release, listed))
+    return cp + ":" + binding[0]
 
 
 def maven_classpath(work, scope="provided"):
-    """(stock class path, drop-in jar): Hadoop 2.9.2's jars and their
-    dependencies as Maven resolves them for hadoop-hdfs-rdma (as
-    dev-support/put.sh), with nothing of hdfs-rdma on it (the bridge and
-    JUCX come with the drop-in jar), and the built drop-in jar. `scope`
-    "test": also the module's test dependencies (Hadoop's mini clusters
-    and its tests jars: YARN, MapReduce, TestDFSIO)."""
+    """(class path, drop-in jar): Hadoop MAVEN_RELEASE's jars and their
+    dependencies as Maven resolves them for hadoop-hdfs-rdma, with
+    nothing of hdfs-rdma on it (the bridge and JUCX come with the drop-in
+    jar), and the built drop-in jar. `scope` "test": also the module's
+    test dependencies (Hadoop's mini clusters and its tests jars: YARN,
+    MapReduce, TestDFSIO), which only MAVEN_RELEASE has here."""
     os.makedirs(work, exist_ok=True)
     cp_file = os.path.join(work, "hadoop-%s.classpath" % scope)
     subprocess.run(
@@ -44,6 +94,16 @@ def maven_classpath(work, scope="provided"):
     stock = [j for j in jars if not re.search(
         r"/(jucx-[^/]*|jucx-bridge-[^/]*|hadoop-hdfs-rdma-[^/]*)\.jar$", j)]
     return ":".join(stock), built_dropin()
+
+
+def knows_key(jar, key):
+    """Whether the drop-in jar's hdfs-rdma-default.xml defines `key`."""
+    try:
+        with zipfile.ZipFile(jar) as z:
+            text = z.read("hdfs-rdma-default.xml").decode("utf-8", "replace")
+    except (OSError, KeyError, zipfile.BadZipFile):
+        return False
+    return "<name>%s</name>" % key in text
 
 
 def built_dropin():
@@ -122,11 +182,19 @@ def start_clusters(bench):
       cluster. What sharing leaves: the UCX cluster's DataNodes serve
       twice as many puts (both paths warmed by their own warm-up put
       first) and the jar's DataNode CPU includes the UCX DataNodes' idle
-      UCX threads (the idle CPU of each cluster is reported)."""
-    cp, bench.dropin = maven_classpath(bench.work)
+      UCX threads (the idle CPU of each cluster is reported).
+
+    Every JVM, daemons and clients, runs on --hadoop's release's jars."""
+    bench.dropin = built_dropin()
     if not bench.dropin:
         raise HarnessError("no drop-in jar: build first (mvn -DskipTests "
                            "install, or dev-support/setup.sh)")
+    cp = hadoop_classpath(bench.args.hadoop)
+    log("Hadoop %s on every cluster and client JVM" % bench.args.hadoop)
+    if bench.workers and not knows_key(bench.dropin, WORKERS_KEY):
+        bench.note("the drop-in jar's hdfs-rdma-default.xml has no %s: "
+                   "its client ignores the key, so %s measure the ucx "
+                   "system again" % (WORKERS_KEY, ", ".join(bench.workers)))
     root = os.path.join(bench.work, "clusters")
     shutil.rmtree(root, ignore_errors=True)
     embedded_systems(bench, root, cp)
@@ -159,9 +227,9 @@ def embedded_systems(bench, root, cp):
         c.write_conf()
         bench.clusters[name] = c
     stock, ucx = bench.clusters["stock"], bench.clusters["ucx"]
-    bench.systems = list(SYSTEMS) + bench.compared
+    bench.systems = list(SYSTEMS) + bench.compared + bench.workers
     bench.cluster_of = dict(stock=stock, jar=ucx, ucx=ucx)
-    bench.cluster_of.update((s, ucx) for s in bench.compared)
+    bench.cluster_of.update((s, ucx) for s in bench.compared + bench.workers)
     prefix = hosts.prefix("client") if hosts else []
     # --ucx-tcp: the UCX client may use UCX's tcp transport, and is
     # made to fan out there (the policy would keep such pipelines on
@@ -187,6 +255,14 @@ def embedded_systems(bench, root, cp):
             s, bench.java, ucx.conf, cp, bench.dropin, True, prefix=prefix,
             generic=tcp + ["-D", "dfs.client.rdma.distribution="
                            + s[len(COMPARED):]])
+    # --ucx-workers: the UCX client (its options as the ucx system's)
+    # with its count of UCX workers set, as a generic option of the
+    # client's Tool, like the distribution.
+    for s in bench.workers:
+        bench.clients[s] = Client(
+            s, bench.java, ucx.conf, cp, bench.dropin, True, prefix=prefix,
+            generic=forced + ["-D", "%s=%s" % (WORKERS_KEY,
+                                               s[len(WORKERS):])])
 
 
 def boot_clusters(bench, root):
@@ -256,7 +332,7 @@ def connect_existing(bench):
         if not shutil.which("hadoop"):
             raise HarnessError("no `hadoop` on PATH: give "
                                "--hadoop-classpath CP (the class path "
-                               "of the cluster's Hadoop 2.9 client)")
+                               "of the cluster's Hadoop client)")
         hadoop_cp = subprocess.run(["hadoop", "classpath"], check=True,
                                    capture_output=True,
                                    text=True).stdout.strip()

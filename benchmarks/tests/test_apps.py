@@ -31,8 +31,11 @@ class Workloads(unittest.TestCase):
     def names(self, argv):
         return [x.name for x in parse_args(["--apps"] + argv).apps_list]
 
+    THREADS = ["threads-%dx%s-r%d" % (n, size, rep) for rep in (3, 1)
+               for size in ("16M", "128M") for n in (1, 4, 8, 16)]
+
     def test_the_default_workloads(self):
-        a = parse_args(["--apps"])
+        a = parse_args(["--apps", "--hadoop", "2.9.2"])
         self.assertEqual(a.runs, 3)
         self.assertEqual(
             [x.name for x in a.apps_list],
@@ -41,8 +44,8 @@ class Workloads(unittest.TestCase):
              "wal-1K-r3", "wal-4K-r3", "wal-64K-r3", "wal-hsync-1K-r3",
              "wal-hsync-4K-r3", "wal-hsync-64K-r3", "wal8-1K-r3",
              "writers-1x512M-r3", "writers-2x512M-r3", "writers-4x512M-r3",
-             "writers-8x512M-r3", "dfsio-4x1G", "dfsio-16x256M",
-             "idle-r3"])
+             "writers-8x512M-r3"] + self.THREADS + [
+                 "dfsio-4x1G", "dfsio-16x256M", "idle-r3"])
         by = {x.name: x for x in a.apps_list}
         self.assertEqual((by["writer-1M-r3"].files,
                           by["writer-128M-r1"].files), (1000, 16))
@@ -60,10 +63,59 @@ class Workloads(unittest.TestCase):
         i = by["idle-r3"]
         self.assertEqual((i.kind, i.seconds, i.rep, i.size, i.jvms),
                          ("idle", 30.0, 3, 16 * MiB, 1))
+        t = by["threads-8x128M-r1"]
+        self.assertEqual((t.kind, t.threads, t.files, t.size, t.rep, t.jvms),
+                         ("threads", 8, 2, 128 * MiB, 1, 1))
+
+    def test_other_releases_leave_out_testdfsio(self):
+        # The default release (3.4.2) has no TestDFSIO: its workloads are
+        # 2.9.2's without the dfsio ones.
+        a = parse_args(["--apps"])
+        self.assertEqual(a.hadoop, "3.4.2")
+        self.assertEqual([x.name for x in a.apps_list],
+                         [n for n in self.names(["--hadoop", "2.9.2"])
+                          if not n.startswith("dfsio-")])
+        for argv in (["--dfsio", "4x1G"], ["--apps-only", "dfsio-*"],
+                     ["--hadoop", "3.3.6", "--dfsio", "2x16M"]):
+            with self.assertRaises(SystemExit, msg=argv):
+                parse_quietly(["--apps"] + argv)
+        self.assertEqual(self.names(["--hadoop", "2.9.2", "--apps-only",
+                                     "dfsio-*"]),
+                         ["dfsio-4x1G", "dfsio-16x256M"])
+
+    def test_threads_workloads(self):
+        self.assertEqual(
+            self.names(["--app-threads", "2,6", "--app-thread-sizes",
+                        "4M", "--app-reps", "3", "--apps-only",
+                        "threads-*"]),
+            ["threads-2x4M-r3", "threads-6x4M-r3"])
+        self.assertFalse([n for n in self.names(["--app-threads", ""])
+                          if n.startswith("threads-")])
+        for bad in (["--app-threads", "0"], ["--app-thread-files", "0"],
+                    ["--app-thread-sizes", "0"]):
+            with self.assertRaises(SystemExit, msg=bad):
+                parse_quietly(["--apps"] + bad)
+        with self.assertRaises(SystemExit):
+            parse_quietly(["--app-threads", "4"])     # needs --apps
+        t = apps.threads(4, 16 * MiB, 3, 1)
+        self.assertEqual((t.name, t.kind), ("threads-4x16M-r1", "threads"))
+        self.assertEqual(apps.workload_args(t, "/b/t", "t.lat"), [
+            "writer", "-dir", "/b/t", "-rep", "1", "-files", "3", "-size",
+            str(16 * MiB), "-threads", "4", "-warmup-files", "2",
+            "-warmup-size", str(16 * MiB), "-lat-file", "t.lat"])
+        # Four threads' files at 5 MB/s per replica, beyond the start-up.
+        self.assertEqual(app_runs.timeout_of(t),
+                         600 + 4 * 3 * 16 * MiB * 1 / 5e6)
+        self.assertIn("4 writer thread(s) x 3 files of 16M at rep 1",
+                      app_runs.human_app(t))
 
     def test_tiny_has_every_kind_and_few_files(self):
-        a = parse_args(["--apps", "--tiny"])
+        a = parse_args(["--apps", "--tiny", "--hadoop", "2.9.2"])
         self.assertEqual({x.kind for x in a.apps_list}, set(apps.KINDS))
+        self.assertIn("threads-2x16M-r3", [x.name for x in a.apps_list])
+        a = parse_args(["--apps", "--tiny"])
+        self.assertEqual({x.kind for x in a.apps_list},
+                         set(apps.KINDS) - {"dfsio"})
         self.assertEqual(a.runs, 1)
         self.assertTrue(all(x.kind != "wal" or x.seconds == 2
                             for x in a.apps_list))
@@ -75,14 +127,17 @@ class Workloads(unittest.TestCase):
                         "--wal-threads", "0", "--app-writers", "3",
                         "--app-writer-size", "64M",
                         "--app-writer-files", "4", "--dfsio", "3x1G,2x10M",
-                        "--idle-seconds", "20"])
+                        "--idle-seconds", "20", "--hadoop", "2.9.2",
+                        "--app-threads", "3", "--app-thread-sizes", "8M",
+                        "--app-thread-files", "200"])
         # TestDFSIO keeps its maps and scales its files' size (whole MiB,
         # at least one).
         self.assertEqual(
             [(x.name, x.files, x.seconds) for x in a.apps_list],
             [("writer-1M-r2", 10, None), ("writer-2M-r2", 1, None),
              ("wal-8K-r3", None, 1.0), ("wal-hsync-8K-r3", None, 1.0),
-             ("writers-3x64M-r3", 1, None), ("dfsio-3x10M", 3, None),
+             ("writers-3x64M-r3", 1, None), ("threads-3x8M-r2", 2, None),
+             ("dfsio-3x10M", 3, None),
              ("dfsio-2x1M", 2, None), ("idle-r3", None, 1.0)])
 
     def test_dfsio_sizes(self):
@@ -387,7 +442,8 @@ class Carried(unittest.TestCase):
             ucx_expected_bytes=0, jar_expected_blocks=0,
             rdma_bean_seen=bean,
             cluster_of={s: types.SimpleNamespace(metrics_lag=1.2)
-                        for s in ("stock", "jar", "ucx")})
+                        for s in ("stock", "jar", "ucx", "ucx-w4")})
+        b.is_ucx = lambda s: s in ("ucx", "ucx-w4")
         b.fail = b.failures.append
         b.note = b.warnings.append
         return b

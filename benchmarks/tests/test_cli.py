@@ -132,6 +132,48 @@ class Refused(unittest.TestCase):
         self.refused(["--compare-distributions", "chain",
                       "--conf-self-test"], "needs embedded clusters")
 
+    def test_hadoop_release(self):
+        self.assertEqual(parse_args([]).hadoop, "3.4.2")
+        self.assertEqual(parse_args(["--tiny", "--hadoop", "2.9.2"]).hadoop,
+                         "2.9.2")
+        self.refused(["--hadoop", "2.8.5"], "not one of patches/releases")
+        with tempfile.TemporaryDirectory() as d:
+            open(os.path.join(d, "core-site.xml"), "w").close()
+            self.refused(["--conf", d, "--hadoop", "3.3.6"],
+                         "--hadoop is the embedded clusters' release")
+        self.refused(["--apps", "--dfsio", "2x16M"],
+                     "TestDFSIO runs on Hadoop 2.9.2 only")
+
+    def test_ucx_workers(self):
+        a = parse_args(["--apps", "--ucx-workers", "1,4"])
+        self.assertEqual(a.ucx_workers, [1, 4])
+        from hdfsrdma_bench.state import Bench
+        b = Bench(a)
+        self.assertEqual(b.workers, ["ucx-w1", "ucx-w4"])
+        self.assertEqual(b.labels["ucx-w4"], "UCX w4")
+        self.assertIn("dfs.client.rdma.workers=4", b.long_labels["ucx-w4"])
+        self.assertTrue(b.is_ucx("ucx-w4") and b.is_ucx("ucx"))
+        self.assertFalse(b.is_ucx("jar") or b.is_ucx("stock"))
+        self.assertEqual(b.long_labels["stock"], "stock HDFS 3.4.2")
+        self.refused(["--ucx-workers", "4"], "only with --apps")
+        self.refused(["--apps", "--ucx-workers", "0"], "at least 1")
+        self.refused(["--apps", "--ucx-workers", "2,2"], "each once")
+        self.refused(["--apps", "--ucx-workers", "2", "--conf-self-test"],
+                     "needs embedded clusters")
+
+    def test_knows_key(self):
+        import zipfile
+        from hdfsrdma_bench.systems import knows_key
+        with tempfile.TemporaryDirectory() as d:
+            jar = os.path.join(d, "dropin.jar")
+            with zipfile.ZipFile(jar, "w") as z:
+                z.writestr("hdfs-rdma-default.xml", "<configuration><property>"
+                           "<name>dfs.client.rdma.workers</name><value>1"
+                           "</value></property></configuration>")
+            self.assertTrue(knows_key(jar, "dfs.client.rdma.workers"))
+            self.assertFalse(knows_key(jar, "dfs.client.rdma.work"))
+            self.assertFalse(knows_key(os.path.join(d, "none.jar"), "x"))
+
     def test_conf_without_core_site(self):
         with tempfile.TemporaryDirectory() as d:
             self.refused(["--conf", d], "no core-site.xml there")

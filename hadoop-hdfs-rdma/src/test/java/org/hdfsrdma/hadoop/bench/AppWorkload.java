@@ -40,7 +40,9 @@ import org.apache.hadoop.util.Tool;
  * <li>{@code writer}: writes {@code -files} files of {@code -size} bytes
  * at replication {@code -rep}, one after the other, in writes of
  * {@code -write-size} bytes; times each file from {@code create} to the
- * return of {@code close}.</li>
+ * return of {@code close}. With {@code -threads N}, N threads started
+ * together each do so with files of their own (the measured span: the
+ * first {@code create} to the last {@code close} of any thread).</li>
  * <li>{@code wal}: {@code -threads} logs, one file each at replication
  * {@code -rep}, each appending records of {@code -record} bytes and
  * calling {@code hflush} (or {@code hsync}: {@code -sync hsync}) after
@@ -112,6 +114,8 @@ public final class AppWorkload extends Configured implements Tool {
   private long[] latencies;
   private int samples;
 
+  // The writer threads' start (writer, several threads).
+  private CountDownLatch gate;
   // The logs' start and deadline (wal).
   private CountDownLatch warmed;
   private volatile boolean failed;
@@ -206,35 +210,121 @@ public final class AppWorkload extends Configured implements Tool {
     for (int i = 0; i < warmupFiles; i++) {
       writeFile(content, new Path(dir, "warmup-" + i), -1 - i, warmupSize);
     }
-    Path[] paths = new Path[files];
-    for (int i = 0; i < files; i++) {
-      paths[i] = new Path(dir, String.format(Locale.ROOT, "f%06d", i));
+    List<Writer> writers = new ArrayList<Writer>();
+    for (int t = 0; t < threads; t++) {
+      writers.add(new Writer(t, content));
     }
-    latencies = new long[files];
+    latencies = new long[threads * files];
     awaitGo();
-    startNanos = System.nanoTime();
-    for (int i = 0; i < files; i++) {
-      long t0 = System.nanoTime();
-      writeFile(content, paths[i], i, size);
-      latencies[i] = System.nanoTime() - t0;
+    if (threads == 1) {
+      writers.get(0).run();
+    } else {
+      // Every thread waits at the gate, so that all start together.
+      gate = new CountDownLatch(1);
+      List<Thread> running = new ArrayList<Thread>();
+      for (Writer w : writers) {
+        Thread t = new Thread(w, "app-writer-" + w.id);
+        t.start();
+        running.add(t);
+      }
+      gate.countDown();
+      for (Thread t : running) {
+        t.join();
+      }
     }
-    endNanos = System.nanoTime();
-    samples = files;
-    measuredFiles = files;
-    measuredBytes = files * size;
-    // Every file's length and replication; whole files read back, the
-    // first, the last and evenly between, up to -verify-bytes.
+    // The span: the first create of any thread to the last close.
+    startNanos = Long.MAX_VALUE;
+    endNanos = Long.MIN_VALUE;
+    for (Writer w : writers) {
+      if (w.error != null) {
+        throw new IOException("writer thread " + w.id + " failed", w.error);
+      }
+      startNanos = Math.min(startNanos, w.first);
+      endNanos = Math.max(endNanos, w.last);
+      System.arraycopy(w.lat, 0, latencies, w.id * files, files);
+    }
+    samples = threads * files;
+    measuredFiles = (long) threads * files;
+    measuredBytes = measuredFiles * size;
+    // Every file's length and replication; per thread, whole files read
+    // back (the first, the last and evenly between) up to its share of
+    // -verify-bytes, or the head and tail of its last file where one file
+    // is more than its share.
     for (int i = 0; i < warmupFiles; i++) {
       check(new Path(dir, "warmup-" + i), warmupSize);
     }
-    for (int i = 0; i < files; i++) {
-      check(paths[i], size);
-    }
-    int sample = (int) Math.max(1, Math.min(files, verifyBytes / size));
     byte[] buf = new byte[READ_CHUNK];
-    for (int k = 0; k < sample; k++) {
-      int i = sample == 1 ? 0 : (int) ((long) k * (files - 1) / (sample - 1));
-      compare(content, paths[i], AppContent.shift(i), 0, size, buf);
+    long share = Math.max(READ_CHUNK, verifyBytes / threads);
+    for (Writer w : writers) {
+      for (int i = 0; i < files; i++) {
+        check(w.paths[i], size);
+      }
+      int sample = (int) Math.min(files, share / size);
+      if (sample == 0) {
+        int i = files - 1;
+        long head = share / 2;
+        compare(content, w.paths[i], AppContent.shift(w.fileId(i)), 0, head,
+            buf);
+        compare(content, w.paths[i], AppContent.shift(w.fileId(i)),
+            size - (share - head), share - head, buf);
+        continue;
+      }
+      for (int k = 0; k < sample; k++) {
+        int i = sample == 1 ? 0
+            : (int) ((long) k * (files - 1) / (sample - 1));
+        compare(content, w.paths[i], AppContent.shift(w.fileId(i)), 0, size,
+            buf);
+      }
+    }
+  }
+
+  /**
+   * One writer thread: its own files (one thread: f000000...; several:
+   * t00-f000000...), each of its own content (file ids thread x files +
+   * i, so no two files of the JVM share a shift), written one after the
+   * other; its latencies and span.
+   */
+  private final class Writer implements Runnable {
+    final int id;
+    final Path[] paths;
+    final long[] lat;
+    final AppContent content;
+    long first;
+    long last;
+    Throwable error;
+
+    Writer(int id, AppContent content) {
+      this.id = id;
+      this.content = content;
+      this.paths = new Path[files];
+      this.lat = new long[files];
+      for (int i = 0; i < files; i++) {
+        paths[i] = new Path(dir, threads == 1
+            ? String.format(Locale.ROOT, "f%06d", i)
+            : String.format(Locale.ROOT, "t%02d-f%06d", id, i));
+      }
+    }
+
+    long fileId(int i) {
+      return (long) id * files + i;
+    }
+
+    @Override
+    public void run() {
+      try {
+        if (gate != null) {
+          gate.await();
+        }
+        first = System.nanoTime();
+        for (int i = 0; i < files; i++) {
+          long t0 = System.nanoTime();
+          writeFile(content, paths[i], fileId(i), size);
+          lat[i] = System.nanoTime() - t0;
+        }
+        last = System.nanoTime();
+      } catch (Throwable e) {
+        error = e;
+      }
     }
   }
 
