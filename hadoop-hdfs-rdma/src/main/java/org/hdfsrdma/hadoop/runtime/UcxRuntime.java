@@ -160,9 +160,10 @@ public final class UcxRuntime implements Closeable {
     if (instance == null) {
       instance = new UcxRuntime(conf);
       instance.metrics.register();
-      LOG.info("UCX runtime started (UCX {}, transports {})",
-          NativeIntrospection.loadedUcxVersion(),
-          instance.conf.ucxTls().isEmpty() ? "all" : instance.conf.ucxTls());
+      LOG.info("UCX runtime started (UCX {}, transports {}, client workers"
+          + " up to {})", NativeIntrospection.loadedUcxVersion(),
+          instance.conf.ucxTls().isEmpty() ? "all" : instance.conf.ucxTls(),
+          instance.lanes.capacity());
       final UcxRuntime started = instance;
       // After Hadoop's own hooks (FileSystem.close flushes open streams),
       // report, then close: UCX left open makes the JVM's exit ~0.4 s
