@@ -154,7 +154,9 @@ public final class ClientLanes implements Closeable {
     ClientLane lane = new ClientLane(n, w, e);
     lanes[n] = lane;
     made = n + 1;
-    LOG.debug("hdfs-rdma: client {} made", lane);
+    // At most workers - 1 times in a runtime's life.
+    LOG.info("hdfs-rdma: client UCX {} made: every earlier lane has a"
+        + " stream", lane);
     return lane;
   }
 
