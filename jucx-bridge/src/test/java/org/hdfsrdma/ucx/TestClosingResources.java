@@ -10,6 +10,7 @@ import static org.mockito.Mockito.times;
 import static org.mockito.Mockito.verify;
 import static org.mockito.Mockito.when;
 
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -18,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.Before;
 import org.junit.Test;
 import org.openucx.jucx.UcxException;
+import org.openucx.jucx.UcxUtils;
 import org.openucx.jucx.ucp.UcpMemory;
 
 /**
@@ -82,6 +84,11 @@ public class TestClosingResources {
     EndpointCache cache = new EndpointCache(exposer, WAIT_MS, null);
     UcxEndpoint cached = cache.get(getter.address(), "getter")
         .get(WAIT_MS, TimeUnit.MILLISECONDS);
+    // The cache counts what its connections sent, closed ones included.
+    ByteBuffer message = ByteBuffer.allocateDirect(64);
+    UcxTestUtils.sendAsWritePath(cached, UcxUtils.getAddress(message), 16,
+        new StatusSlots(1), 0, WAIT_MS);
+    assertEquals(1, cache.messagesSent());
     RegisteredBufferPool pool = new RegisteredBufferPool(context, "pool",
         SIZE, SIZE, SIZE, true);
     pool.release(pool.acquire(1000));
@@ -91,6 +98,8 @@ public class TestClosingResources {
     closeFromTwoThreadsThenAgain(cache);
     assertFalse(cached.isUsable());
     assertEquals(0, cache.size());
+    assertEquals("counted once after its connection closed", 1,
+        cache.messagesSent());
     closeFromTwoThreadsThenAgain(endpoint);
     assertFalse(endpoint.isUsable());
     assertTrue(endpoint.closedFuture().isDone());

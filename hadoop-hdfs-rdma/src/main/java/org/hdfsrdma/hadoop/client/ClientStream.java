@@ -12,6 +12,7 @@ import org.hdfsrdma.hadoop.protocol.CommitEntry;
 import org.hdfsrdma.hadoop.protocol.Decline;
 import org.hdfsrdma.hadoop.protocol.SessionIds;
 import org.hdfsrdma.hadoop.protocol.WriteRequest;
+import org.hdfsrdma.hadoop.runtime.ClientLane;
 import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.hadoop.util.LogOnce;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
@@ -34,6 +35,13 @@ import org.slf4j.LoggerFactory;
  * DataNode whose gets the client's CPU would serve) run exactly as stock,
  * over TCP. Everything here is decided once per pipeline set-up; per
  * packet only {@link #send} runs.
+ *
+ * <p>A stream sends on one {@linkplain ClientLane lane} (a UCX worker and
+ * its connections) for life, taken when it opens. It counts on its lane
+ * while it has work in hand: from its opening to the end of its first
+ * pipeline, then from each pipeline's offer to its end (Hadoop ends the
+ * last one when the stream closes). A stream that is never started stays
+ * counted: the count only steers the next stream's choice.
  */
 public final class ClientStream {
 
@@ -51,6 +59,9 @@ public final class ClientStream {
 
   private final UcxRuntime runtime;
   private final RdmaConf conf;
+  private final ClientLane lane;
+  /** Whether this stream counts on its lane now (under this lock). */
+  private boolean engaged;
   private final RegisteredBufferPool pool;
   private final DescriptorSender sender;
   private final PipelineFallback fallback;
@@ -75,8 +86,16 @@ public final class ClientStream {
     this.runtime = runtime;
     this.conf = conf;
     this.pool = pool;
-    this.sender = new DescriptorSender(runtime.worker(), pool,
-        failures::pipelineFailed, this::sendFailed, conf.connectTimeoutMs());
+    this.lane = runtime.clientLanes().take();
+    this.engaged = true;
+    try {
+      this.sender = new DescriptorSender(lane.worker(), pool,
+          failures::pipelineFailed, this::sendFailed,
+          conf.connectTimeoutMs());
+    } catch (RuntimeException | Error e) {
+      lane.disengage();
+      throw e;
+    }
     this.fallback = new PipelineFallback(failures, runtime.metrics(),
         runtime.nodeBackoff(), conf.unreachableRetryMs());
     this.tcp = new TcpPipelines(runtime, conf);
@@ -117,6 +136,11 @@ public final class ClientStream {
     return new ClientStream(start.runtime, start.conf, pool, failures);
   }
 
+  /** The lane this stream sends on, for life. */
+  public ClientLane lane() {
+    return lane;
+  }
+
   /** The pool this stream's packets are leased from. */
   public RegisteredBufferPool pool() {
     return pool;
@@ -155,6 +179,7 @@ public final class ClientStream {
       String blockPoolId, long blockId, long newGS, byte[] tokenPassword,
       int packetSize) {
     endPipeline();
+    engage();
     if (nodes.length > DescriptorSender.MAX_PIPELINE) {
       return null;
     }
@@ -219,8 +244,8 @@ public final class ClientStream {
       runtime.ingestRates().note(c.getXferAddr(),
           c.getIngestBytesPerSecond());
     }
-    PipelineConnect.Result connect = PipelineConnect.connect(runtime, conf,
-        commits, nodes, fed);
+    PipelineConnect.Result connect = PipelineConnect.connect(runtime, lane,
+        conf, commits, nodes, fed);
     if (connect.onTcp != null) {
       tcp.unreachable(block, nodes, nodeNames, connect.onTcp);
       request = null;
@@ -376,6 +401,18 @@ public final class ClientStream {
     active = false;
     request = null;
     sender.stop();
+    if (engaged) {
+      engaged = false;
+      lane.disengage();
+    }
+  }
+
+  /** A pipeline is being set up: this stream counts on its lane again. */
+  private synchronized void engage() {
+    if (!engaged) {
+      engaged = true;
+      lane.engage();
+    }
   }
 
   @Override

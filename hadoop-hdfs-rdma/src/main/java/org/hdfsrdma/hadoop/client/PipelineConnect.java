@@ -9,6 +9,7 @@ import org.hdfsrdma.hadoop.conf.DistributionMode;
 import org.hdfsrdma.hadoop.conf.RdmaConf;
 import org.hdfsrdma.hadoop.metrics.PipelineOutcome;
 import org.hdfsrdma.hadoop.protocol.CommitEntry;
+import org.hdfsrdma.hadoop.runtime.ClientLane;
 import org.hdfsrdma.hadoop.runtime.Reach;
 import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.ucx.UcxEndpoint;
@@ -58,11 +59,13 @@ final class PipelineConnect {
 
   /**
    * Connects to the first {@code fed} nodes of a pipeline whose DataNodes
-   * committed {@code commits}, in pipeline order.
+   * committed {@code commits}, in pipeline order, on the stream's lane.
    *
+   * @param lane the stream's lane: its connections, greeting with its
+   *     worker's address
    * @param nodes the pipeline's DataNodes by transfer address
    */
-  static Result connect(UcxRuntime runtime, RdmaConf conf,
+  static Result connect(UcxRuntime runtime, ClientLane lane, RdmaConf conf,
       List<CommitEntry> commits, String[] nodes, int fed) {
     DistributionMode mode = conf.distribution();
     Reach[] reach = new Reach[fed];
@@ -93,7 +96,7 @@ final class PipelineConnect {
     List<CompletableFuture<UcxEndpoint>> pending =
         new ArrayList<CompletableFuture<UcxEndpoint>>(fed);
     for (int i = 0; i < fed; i++) {
-      pending.add(runtime.connect(commits.get(i).getWorkerAddress(),
+      pending.add(lane.connect(commits.get(i).getWorkerAddress(),
           nodes[i]));
     }
     UcxEndpoint[] connected = new UcxEndpoint[fed];

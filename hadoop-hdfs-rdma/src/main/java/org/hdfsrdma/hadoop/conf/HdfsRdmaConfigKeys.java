@@ -41,6 +41,9 @@ public final class HdfsRdmaConfigKeys {
   public static final String DFS_CLIENT_RDMA_HYBRID_FEEDERS_KEY =
       "dfs.client.rdma.hybrid-feeders";
   public static final int DFS_CLIENT_RDMA_HYBRID_FEEDERS_DEFAULT = 2;
+  public static final String DFS_CLIENT_RDMA_WORKERS_KEY =
+      "dfs.client.rdma.workers";
+  public static final int DFS_CLIENT_RDMA_WORKERS_DEFAULT = 1;
   public static final String DFS_CLIENT_RDMA_PACKET_TIMERS_ENABLED_KEY =
       "dfs.client.rdma.packet-timers.enabled";
   public static final boolean DFS_CLIENT_RDMA_PACKET_TIMERS_ENABLED_DEFAULT =

@@ -25,6 +25,7 @@ public final class RdmaConf {
   private final boolean clientTimers;
   private final DistributionMode distribution;
   private final int hybridFeeders;
+  private final int clientWorkers;
 
   // DataNode.
   private final boolean dataNodeEnabled;
@@ -97,6 +98,8 @@ public final class RdmaConf {
     distribution = parsed;
     hybridFeeders = r.getInt(DFS_CLIENT_RDMA_HYBRID_FEEDERS_KEY,
         DFS_CLIENT_RDMA_HYBRID_FEEDERS_DEFAULT);
+    clientWorkers = r.getInt(DFS_CLIENT_RDMA_WORKERS_KEY,
+        DFS_CLIENT_RDMA_WORKERS_DEFAULT);
 
     dataNodeEnabled = r.getBoolean(DFS_DATANODE_RDMA_ENABLED_KEY,
         DFS_DATANODE_RDMA_ENABLED_DEFAULT);
@@ -251,6 +254,15 @@ public final class RdmaConf {
   /** DataNodes a hybrid pipeline's client feeds itself. */
   public int hybridFeeders() {
     return hybridFeeders;
+  }
+
+  /**
+   * UCX workers ("lanes") this JVM's client streams send on
+   * (dfs.client.rdma.workers); JVM-wide, so the runtime's first
+   * configuration decides.
+   */
+  public int clientWorkers() {
+    return clientWorkers;
   }
 
   /** How the client distributes pipelines (dfs.client.rdma.distribution). */

@@ -51,6 +51,8 @@ public final class RdmaSettings {
    * them in 24 bits and refuses a cap of more).
    */
   static final long POOL_MAX_BUFFERS = 1L << 24;
+  /** Most client lanes ({@code dfs.client.rdma.workers}). */
+  public static final int MAX_CLIENT_WORKERS = 16;
   /** The allowed values of one numeric key, and what the key means. */
   public static final class Range {
     private final String key;
@@ -125,6 +127,11 @@ public final class RdmaSettings {
     // The request carries feeders in 4 bits.
     add(r, DFS_CLIENT_RDMA_HYBRID_FEEDERS_KEY, 1, WriteRequest.MAX_FEEDERS,
         "DataNodes a hybrid pipeline's client feeds");
+    // Each lane is a UCX worker with its own progress thread and
+    // connections to every DataNode; a DataNode takes 4096 connections.
+    // Past 16 the lanes outnumber the cores that would send on them.
+    add(r, DFS_CLIENT_RDMA_WORKERS_KEY, 1, MAX_CLIENT_WORKERS,
+        "UCX workers the client's streams send on");
     // At least one landing slab, which is registered whole. At most 2^24
     // buffers of the smallest packet buffer.
     add(r, DFS_DATANODE_RDMA_POOL_MAX_BYTES_KEY, LANDING_SLAB_BYTES,

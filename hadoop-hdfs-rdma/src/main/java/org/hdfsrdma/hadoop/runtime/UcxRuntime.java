@@ -48,11 +48,13 @@ import org.slf4j.LoggerFactory;
  * default) nothing of UCX is reachable from the network at all (DESIGN.md,
  * "Threat model").
  *
- * <p>One worker per JVM: a DataNode serves all its blocks from it, and with
- * two workers in one process UCX 1.13 can trip an assertion on socket
- * descriptor reuse (see jucx-bridge's README). The first configuration
- * seen sets the JVM-wide settings (transports, pools); later ones are
- * ignored.
+ * <p>One worker for the DataNode side: a DataNode serves all its blocks
+ * from it, and with two workers in one process UCX 1.13 can trip an
+ * assertion on socket descriptor reuse (see jucx-bridge's README). Client
+ * streams send on {@linkplain ClientLanes lanes}: lane 0 is this same
+ * worker, and only {@code dfs.client.rdma.workers} above 1 adds workers,
+ * when concurrent streams need them. The first configuration seen sets the
+ * JVM-wide settings (transports, pools, lanes); later ones are ignored.
  */
 public final class UcxRuntime implements Closeable {
 
@@ -80,6 +82,7 @@ public final class UcxRuntime implements Closeable {
   private final byte[] workerAddress;
   private final String sharedMemoryProfile;
   private final EndpointCache endpoints;
+  private final ClientLanes lanes;
   private final Maintenance maintenance;
   private final AtomicLong maintenanceFailures = new AtomicLong();
   private final UcxJvmMetrics metrics;
@@ -112,6 +115,9 @@ public final class UcxRuntime implements Closeable {
     this.sharedMemoryProfile = UcxRelease.sharedMemoryProfile();
     BufferPools p = null;
     UcxWorker w = null;
+    EndpointCache e = null;
+    ClientLanes l = null;
+    Maintenance m = null;
     try {
       Set<String> resources = ctx.resources();
       String tcp = UcxTransports.tcpRefusal(resources, conf);
@@ -123,18 +129,24 @@ public final class UcxRuntime implements Closeable {
       w = new UcxWorker(ctx, "hdfs-rdma");
       this.workerAddress = w.address();
       w.start();
-    } catch (UcxUnavailableException | RuntimeException e) {
-      Closeables.closeAfterFailure(e, w, p, ctx);
-      throw e;
+      e = new EndpointCache(w, conf.connectTimeoutMs(), workerAddress);
+      // Lane 0 is this worker; further lanes are made by streams that
+      // need them.
+      l = new ClientLanes(conf.clientWorkers(), ctx, conf.connectTimeoutMs(),
+          w, e);
+      m = new Maintenance(maintenanceFailures::incrementAndGet);
+      this.metrics = new UcxJvmMetrics(new Gauges(),
+          conf.clientTimers() ? new PacketPhaseTimes() : null);
+    } catch (UcxUnavailableException | RuntimeException failure) {
+      Closeables.closeAfterFailure(failure, m, l, e, w, p, ctx);
+      throw failure;
     }
     this.context = ctx;
     this.pools = p;
     this.worker = w;
-    this.endpoints = new EndpointCache(w, conf.connectTimeoutMs(),
-        workerAddress);
-    this.maintenance = new Maintenance(maintenanceFailures::incrementAndGet);
-    this.metrics = new UcxJvmMetrics(new Gauges(),
-        conf.clientTimers() ? new PacketPhaseTimes() : null);
+    this.endpoints = e;
+    this.lanes = l;
+    this.maintenance = m;
   }
 
   /**
@@ -148,9 +160,10 @@ public final class UcxRuntime implements Closeable {
     if (instance == null) {
       instance = new UcxRuntime(conf);
       instance.metrics.register();
-      LOG.info("UCX runtime started (UCX {}, transports {})",
-          NativeIntrospection.loadedUcxVersion(),
-          instance.conf.ucxTls().isEmpty() ? "all" : instance.conf.ucxTls());
+      LOG.info("UCX runtime started (UCX {}, transports {}, client workers"
+          + " up to {})", NativeIntrospection.loadedUcxVersion(),
+          instance.conf.ucxTls().isEmpty() ? "all" : instance.conf.ucxTls(),
+          instance.lanes.capacity());
       final UcxRuntime started = instance;
       // After Hadoop's own hooks (FileSystem.close flushes open streams),
       // report, then close: UCX left open makes the JVM's exit ~0.4 s
@@ -206,8 +219,17 @@ public final class UcxRuntime implements Closeable {
     return conf;
   }
 
+  /**
+   * The runtime's own worker: the DataNode side's, and client lane 0's
+   * ({@link #clientLanes}).
+   */
   public UcxWorker worker() {
     return worker;
+  }
+
+  /** The workers client streams send on; lane 0 is {@link #worker}. */
+  public ClientLanes clientLanes() {
+    return lanes;
   }
 
   /** Which transports this JVM's UCX has. */
@@ -277,8 +299,10 @@ public final class UcxRuntime implements Closeable {
   }
 
   /**
-   * The connection to a DataNode's worker (cached), with this client's
-   * hello sent first (the DataNode connects back with it).
+   * The connection to a DataNode's worker from the runtime's own worker
+   * (cached; client lane 0, and DataNodes feeding DataNodes), with this
+   * JVM's hello sent first (the DataNode connects back with it). A client
+   * stream connects through its lane ({@link ClientLane#connect}).
    */
   public CompletableFuture<UcxEndpoint> connect(byte[] address, String peer) {
     return endpoints.get(address, peer);
@@ -317,17 +341,20 @@ public final class UcxRuntime implements Closeable {
   private final class Gauges implements UcxJvmMetrics.Gauges {
     @Override
     public long strayMessages() {
-      return worker.strayMessages() + worker.oversizedMessages();
+      return worker.strayMessages() + worker.oversizedMessages()
+          + lanes.sumOverOwnWorkers(
+              w -> w.strayMessages() + w.oversizedMessages());
     }
 
     @Override
     public long callbackFailures() {
-      return worker.callbackFailures() + maintenanceFailures.get();
+      return worker.callbackFailures() + maintenanceFailures.get()
+          + lanes.sumOverOwnWorkers(UcxWorker::callbackFailures);
     }
 
     @Override
     public long clientConnects() {
-      return endpoints.connectCount();
+      return endpoints.connectCount() + lanes.connectsOnOwnLanes();
     }
 
     @Override
@@ -353,7 +380,8 @@ public final class UcxRuntime implements Closeable {
    * runtime's lock: the metrics timer holds the metrics system's lock
    * while it reads the runtime), the housekeeping thread (its tasks use
    * the rest), then in reverse order of creation: attached parts, the
-   * client's endpoints, the worker, the pools, the context. Idempotent.
+   * client lanes the streams made (newest first), the runtime's endpoints,
+   * its worker, the pools, the context. Idempotent.
    */
   @Override
   public void close() {
@@ -369,6 +397,7 @@ public final class UcxRuntime implements Closeable {
       Collections.reverse(attached);
       order.addAll(attached);
     }
+    order.add(lanes);
     order.add(endpoints);
     order.add(worker);
     order.add(pools);
