@@ -50,8 +50,7 @@ final class ProgressLoop {
 
   /** Starts the thread; once. */
   void start() {
-    Thread t = new Thread(this::run, name + "-progress");
-    t.setDaemon(true);
+    Thread t = DaemonThreads.newThread(this::run, name + "-progress");
     thread = t;
     t.start();
   }

@@ -42,11 +42,8 @@ public final class UcxEndpoint implements Closeable {
 
   /** Deadlines of connects, one daemon thread for the JVM. */
   private static final ScheduledExecutorService TIMERS =
-      Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "ucx-connect-timer");
-        t.setDaemon(true);
-        return t;
-      });
+      Executors.newSingleThreadScheduledExecutor(
+          r -> DaemonThreads.newThread(r, "ucx-connect-timer"));
 
   private final UcxWorker worker;
   private final String peer;

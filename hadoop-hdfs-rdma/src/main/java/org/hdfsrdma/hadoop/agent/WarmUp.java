@@ -2,6 +2,7 @@ package org.hdfsrdma.hadoop.agent;
 
 import org.hdfsrdma.hadoop.protocol.SessionIds;
 import org.hdfsrdma.hadoop.protocol.WriteRequest;
+import org.hdfsrdma.ucx.DaemonThreads;
 import org.hdfsrdma.ucx.UcxLibrary;
 
 /**
@@ -37,8 +38,7 @@ public final class WarmUp {
       return;
     }
     try {
-      Thread t = new Thread(WarmUp::run, THREAD_NAME);
-      t.setDaemon(true);
+      Thread t = DaemonThreads.newThread(WarmUp::run, THREAD_NAME);
       t.start();
       thread = t;
     } catch (Throwable e) {

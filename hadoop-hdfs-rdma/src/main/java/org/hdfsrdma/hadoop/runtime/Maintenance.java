@@ -7,6 +7,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 import org.hdfsrdma.hadoop.util.RateLimitedLog;
+import org.hdfsrdma.ucx.DaemonThreads;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,11 +28,8 @@ public final class Maintenance implements Closeable {
   /** @param onFailure counts a task that threw */
   Maintenance(Runnable onFailure) {
     this.onFailure = onFailure;
-    this.executor = Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, "hdfs-rdma-maintenance");
-      t.setDaemon(true);
-      return t;
-    });
+    this.executor = Executors.newSingleThreadScheduledExecutor(
+        r -> DaemonThreads.newThread(r, "hdfs-rdma-maintenance"));
   }
 
   /** Runs {@code task} every {@code periodMs}, from one period on. */

@@ -11,6 +11,7 @@ import static org.junit.Assume.assumeTrue;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.TimeoutException;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataOutputStream;
@@ -140,6 +141,50 @@ public class TestDataNodeStart {
     for (DataNode dn : dataNodes) {
       GenericTestUtils.waitFor(() -> UcxDataNode.of(dn) == null, 50,
           30_000);
+    }
+  }
+
+  /**
+   * An idle DataNode that served UCX reports the xceiver count of one that
+   * never did: the UCX threads its transfer server and transfer threads
+   * started (progress loops, timers) count as no transfer, as Hadoop 2.x
+   * would count them (its transfer thread group's size) in every heartbeat,
+   * and the NameNode's load rule would then place blocks away from it.
+   */
+  @Test(timeout = 180_000)
+  public void testIdleDataNodesCountNoUcxThreadAsTransfer()
+      throws Exception {
+    assumeUcx();
+    cluster = new MiniDFSCluster.Builder(conf(true, "")).numDataNodes(3)
+        .build();
+    cluster.waitActive();
+    List<UcxDataNode> sides = serving();
+    byte[] data = new byte[SIZE];
+    new Random(3).nextBytes(data);
+    Path path = new Path("/three-ucx-replicas");
+    try (FSDataOutputStream out = cluster.getFileSystem().create(path,
+        (short) 3)) {
+      out.write(data);
+    }
+    fetched(sides, new long[3], SIZE);
+
+    Configuration stockConf = new Configuration(cluster.getConfiguration(0));
+    stockConf.setBoolean(HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ENABLED_KEY,
+        false);
+    cluster.startDataNodes(stockConf, 1, true, null, null);
+    cluster.waitActive();
+    DataNode stock = cluster.getDataNodes().get(3);
+    assertNull(UcxDataNode.of(stock));
+    for (DataNode dn : cluster.getDataNodes()) {
+      try {
+        GenericTestUtils.waitFor(
+            () -> dn.getXceiverCount() == stock.getXceiverCount(), 50,
+            30_000);
+      } catch (TimeoutException e) {
+        assertEquals("xceivers of idle " + dn.getDisplayName()
+            + " against the stock DataNode's", stock.getXceiverCount(),
+            dn.getXceiverCount());
+      }
     }
   }
 
