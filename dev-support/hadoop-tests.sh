@@ -74,7 +74,8 @@ case "$mode" in
   ucx) flags+=(-Ddropin.jar="$dropin") ;;
   project) flags+=(-Ddropin.jar="$dropin" -Dtests.reruns=0 \
     -Dtests.reuse.forks=false -Dtests.dropin.classpath="$dropin" \
-    -Dtests.release.classes="$module/target/classes/hdfs-rdma-patched/$release") ;;
+    -Dtests.release.classes="$module/target/classes/hdfs-rdma-patched/$release" \
+    -Dhdfsrdma.test.other-ucx="$("$top/dev-support/ucx-wheel.sh")") ;;
   stock) flags+=(-Dagent.option= \
            -Dtest.resources="$module/src/test/stock-resources") ;;
   *) die "mode must be ucx, stock or project, not $mode" ;;

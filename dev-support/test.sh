@@ -127,7 +127,7 @@ phase "Hadoop lines and the UCX leg, three lanes"
 #     kill matrix and hostile peers among them, and a MapReduce job on that
 #     release's YARN; on the others the write path's (hadoop-tests.sh and
 #     the module pom's project.tests.* say which). 2.9's run in the Maven
-#     build above, less the multi-process ones.
+#     build above.
 lines="$(dev-support/releases.sh lines)"
 newest34="$(grep '^3\.4\.' <<< "$lines" | tail -1)"
 put_file=target/put-test-file
