@@ -10,13 +10,11 @@ import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes;
 import org.hdfsrdma.hadoop.metrics.PipelineOutcome;
 import org.hdfsrdma.hadoop.protocol.CommitEntry;
 import org.hdfsrdma.hadoop.protocol.Decline;
-import org.hdfsrdma.hadoop.protocol.SessionIds;
 import org.hdfsrdma.hadoop.protocol.WriteRequest;
 import org.hdfsrdma.hadoop.runtime.ClientLane;
 import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.hadoop.util.LogOnce;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
-import org.hdfsrdma.ucx.UcxEndpoint;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -68,16 +66,10 @@ public final class ClientStream {
   private final TcpPipelines tcp;
   private final HeartbeatPacing heartbeats = new HeartbeatPacing();
 
-  // The pipeline being set up, then running.
-  private WriteRequest request;
-  private String block;
-  private String[] nodes;
-  private String[] nodeNames;
-  private long blockId;
-  private long generationStamp;
-  private long[] sessionIds;
-  /** How many DataNodes this client feeds; the rest are fed by those. */
-  private int fed;
+  /** The pipeline offered UCX, until it turns out to run on TCP or ends. */
+  private OfferedPipeline offered;
+  /** The last pipeline offered UCX (null before the first), for messages. */
+  private volatile OfferedPipeline last;
   private volatile boolean active;
   private volatile long tcpOnlyBlockId = Long.MIN_VALUE;
 
@@ -163,7 +155,7 @@ public final class ClientStream {
 
   /** Whether a pipeline offered UCX and waits for its commit list. */
   public boolean awaitsCommits() {
-    return request != null;
+    return offered != null;
   }
 
   /**
@@ -191,26 +183,18 @@ public final class ClientStream {
     if (tcp.backedOff(block, nodes, nodeNames)) {
       return null;
     }
-    int feeders = DistributionPolicy.feeders(runtime, conf, nodes);
-    request = WriteRequest.create(packetSize, feeders);
-    this.fed = feeders == 0 ? nodes.length : feeders;
-    this.block = block;
-    this.nodes = nodes.clone();
-    this.nodeNames = nodeNames.clone();
-    this.blockId = blockId;
-    this.generationStamp = newGS;
-    this.sessionIds = new long[nodes.length];
-    for (int i = 0; i < nodes.length; i++) {
-      sessionIds[i] = SessionIds.of(tokenPassword, request.getNonce(),
-          blockPoolId, nodes[i], blockId, newGS);
-    }
-    return request;
+    offered = new OfferedPipeline(block, nodes, nodeNames, blockPoolId,
+        blockId, newGS, tokenPassword, packetSize,
+        DistributionPolicy.feeders(runtime, conf, nodes));
+    last = offered;
+    return offered.request;
   }
 
   /** DataNode 1's commit list could not be read: the pipeline uses TCP. */
   public void commitsUnreadable(IOException e) {
-    tcp.unreadable(block, e);
-    request = null;
+    OfferedPipeline p = last;
+    tcp.unreadable(p == null ? null : p.block, e);
+    offered = null;
   }
 
   /**
@@ -226,18 +210,19 @@ public final class ClientStream {
    *     ({@link Decline}), else null
    */
   public void committed(List<CommitEntry> commits, Decline declined) {
-    if (request == null) {
+    OfferedPipeline p = offered;
+    if (p == null) {
       return;
     }
-    if (!committedInOrder(commits)) {
-      tcp.declined(block, nodes, commits, declined);
-      if (request.feeders() > 0
+    if (!p.committedInOrder(commits)) {
+      tcp.declined(p.block, p.nodes, commits, declined);
+      if (p.request.feeders() > 0
           && conf.distribution() == DistributionMode.AUTO) {
         // A DataNode could not feed the next one; the DataNodes' own log
         // says which. Fan these out for a while instead.
-        runtime.nodeBackoff().fanOutFor(nodes, conf.unreachableRetryMs());
+        runtime.nodeBackoff().fanOutFor(p.nodes, conf.unreachableRetryMs());
       }
-      request = null;
+      offered = null;
       return;
     }
     for (CommitEntry c : commits) {
@@ -245,32 +230,19 @@ public final class ClientStream {
           c.getIngestBytesPerSecond());
     }
     PipelineConnect.Result connect = PipelineConnect.connect(runtime, lane,
-        conf, commits, nodes, fed);
+        conf, commits, p.nodes, p.fed);
     if (connect.onTcp != null) {
-      tcp.unreachable(block, nodes, nodeNames, connect.onTcp);
-      request = null;
+      tcp.unreachable(p.block, p.nodes, p.nodeNames, connect.onTcp);
+      offered = null;
       return;
     }
-    UcxEndpoint[] connected = connect.endpoints;
     runtime.metrics().countPipeline(
-        DistributionPolicy.outcomeOf(request.feeders()));
-    sender.start(block, nodeNames, blockId, generationStamp, sessionIds,
-        connected, runtime.metrics().openStream());
+        DistributionPolicy.outcomeOf(p.request.feeders()));
+    sender.start(p.block, p.nodeNames, p.blockId, p.generationStamp,
+        p.sessionIds, connect.endpoints, runtime.metrics().openStream());
     active = true;
     LOG.debug("hdfs-rdma: {} moves over UCX to {} DataNodes, {} fed by the"
-        + " client", block, nodes.length, fed);
-  }
-
-  private boolean committedInOrder(List<CommitEntry> commits) {
-    if (commits.size() != nodes.length) {
-      return false;
-    }
-    for (int i = 0; i < nodes.length; i++) {
-      if (!commits.get(i).getXferAddr().equals(nodes[i])) {
-        return false;
-      }
-    }
-    return true;
+        + " client", p.block, p.nodes.length, p.fed);
   }
 
   /**
@@ -316,11 +288,11 @@ public final class ClientStream {
     try {
       described = sender.send(packet, wait);
     } catch (IOException e) {
-      tcpOnlyBlockId = blockId;
+      tcpOnlyBlockId = last.blockId;
       throw e;
     }
     if (!described) {
-      tcpOnlyBlockId = blockId;
+      tcpOnlyBlockId = last.blockId;
       return Sent.NOT_DESCRIBED;
     }
     return Sent.DESCRIBED;
@@ -328,8 +300,12 @@ public final class ClientStream {
 
   /** A packet of this block can only go over TCP (no registered memory). */
   public IOException notInRegisteredMemory(long seqno) {
-    tcpOnlyBlockId = blockId;
-    return new IOException("hdfs-rdma: packet " + seqno + " of " + block
+    OfferedPipeline p = last;
+    if (p != null) {
+      tcpOnlyBlockId = p.blockId;
+    }
+    return new IOException("hdfs-rdma: packet " + seqno + " of "
+        + (p == null ? "the block" : p.block)
         + " is not in registered memory (the client's buffer pool was"
         + " exhausted); the block continues over TCP");
   }
@@ -353,13 +329,12 @@ public final class ClientStream {
    * DataNode.
    */
   public IOException dataNodeFellBack(int node) {
-    String[] names = nodeNames;
-    String name = names == null || node < 0 || node >= names.length
-        ? "DataNode " + node : names[node];
+    OfferedPipeline p = last;
+    String name = p == null ? "DataNode " + node : p.nameOf(node);
     fellBack(node, PipelineOutcome.FELL_BACK_DATANODE, name + " could not"
         + " go on over UCX (its log says why)");
     return new IOException("hdfs-rdma: " + name + " asked to continue "
-        + block + " over TCP");
+        + (p == null ? "the block" : p.block) + " over TCP");
   }
 
   /**
@@ -380,10 +355,11 @@ public final class ClientStream {
     if (!active) {
       return;
     }
-    tcpOnlyBlockId = blockId;
-    boolean known = node >= 0 && node < nodes.length;
-    fallback.fellBack(block, known ? nodes[node] : null,
-        known ? nodeNames[node] : null, outcome, why);
+    OfferedPipeline p = last;
+    tcpOnlyBlockId = p.blockId;
+    boolean known = p.has(node);
+    fallback.fellBack(p.block, known ? p.nodes[node] : null,
+        known ? p.nodeNames[node] : null, outcome, why);
   }
 
   /** DataNode 1 answered a heartbeat ({@link HeartbeatPacing}). */
@@ -399,7 +375,7 @@ public final class ClientStream {
     fallback.pipelineEnded();
     heartbeats.reset();
     active = false;
-    request = null;
+    offered = null;
     sender.stop();
     if (engaged) {
       engaged = false;
@@ -417,6 +393,7 @@ public final class ClientStream {
 
   @Override
   public String toString() {
-    return active ? "UCX active for " + block : "UCX idle";
+    OfferedPipeline p = last;
+    return active && p != null ? "UCX active for " + p.block : "UCX idle";
   }
 }
