@@ -9,13 +9,11 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.protocol.datatransfer.PacketHeader;
-import org.apache.hadoop.util.ShutdownHookManager;
 import org.hdfsrdma.hadoop.agent.HadoopVersionCheck;
 import org.hdfsrdma.hadoop.conf.RdmaConf;
 import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes;
@@ -59,17 +57,6 @@ import org.slf4j.LoggerFactory;
 public final class UcxRuntime implements Closeable {
 
   private static final Logger LOG = LoggerFactory.getLogger(UcxRuntime.class);
-
-  /** Below FileSystem's (10): runs after open files were closed. */
-  static final int SHUTDOWN_HOOK_PRIORITY = 1;
-
-  /**
-   * Hadoop's timeout of a shutdown hook (a key of Hadoop 2.10 and later,
-   * named here for 2.9), and its default in seconds.
-   */
-  static final String SERVICE_SHUTDOWN_TIMEOUT_KEY =
-      "hadoop.service.shutdown.timeout";
-  static final long SERVICE_SHUTDOWN_TIMEOUT_DEFAULT = 30;
 
   /** Written under the class's lock; read without it ({@link #current}). */
   private static volatile UcxRuntime instance;
@@ -165,27 +152,10 @@ public final class UcxRuntime implements Closeable {
           instance.conf.ucxTls().isEmpty() ? "all" : instance.conf.ucxTls(),
           instance.lanes.capacity());
       final UcxRuntime started = instance;
-      // After Hadoop's own hooks (FileSystem.close flushes open streams),
-      // report, then close: UCX left open makes the JVM's exit ~0.4 s
-      // slower (measured), which an hdfs dfs -put pays on every file.
-      final Runnable atExit = () -> {
+      ExitHook.install(conf, () -> {
         Totals.report(started.metrics);
         closeAtExit(started);
-      };
-      // Hadoop's own timeout for its hooks, from the configuration at hand:
-      // asked without one, later releases parse a new Configuration
-      // (9 ms of a 1 MiB put's first block, profiled).
-      ShutdownHookManager.get().addShutdownHook(atExit,
-          SHUTDOWN_HOOK_PRIORITY, conf.getTimeDuration(
-              SERVICE_SHUTDOWN_TIMEOUT_KEY, SERVICE_SHUTDOWN_TIMEOUT_DEFAULT,
-              TimeUnit.SECONDS), TimeUnit.SECONDS);
-      // MiniDFSCluster.shutdown() clears Hadoop's hooks; then this one
-      // does the same work (Hadoop's own clean-up was cleared with it).
-      Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-        if (!ShutdownHookManager.get().hasShutdownHook(atExit)) {
-          atExit.run();
-        }
-      }, "hdfs-rdma-at-exit"));
+      });
     }
     return instance;
   }
