@@ -24,15 +24,13 @@ import java.lang.ref.ReferenceQueue;
 import java.util.Collections;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.hadoop.classification.InterfaceAudience;
 import org.apache.hadoop.hdfs.protocol.datatransfer.PacketHeader;
+import org.hdfsrdma.hadoop.util.LogOnce;
 import org.hdfsrdma.ucx.PoolExhaustedException;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Creates the packets of {@code DFSOutputStream.createPacket} in registered
@@ -40,19 +38,20 @@ import org.slf4j.LoggerFactory;
  * write goes on with that packet instead of failing, so a full pool slows
  * a writer down (by the acquire timeout) but never stops it.
  *
- * <p>Each reason for falling back is logged once per JVM at WARN (an
- * operator should size the pool or the packet size) and at DEBUG after
- * that, so a busy client does not flood its log.
+ * <p>Each reason for falling back is logged at WARN (an operator should
+ * size the pool or the packet size) the first time and then at most once
+ * per {@link LogOnce#REPEAT_INTERVAL_MS} with how often it recurred, so a
+ * busy client does not flood its log and a reason that persists or comes
+ * back is never silent for good.
  */
 @InterfaceAudience.Private
 public final class UcxPackets {
 
-  private static final Logger LOG = LoggerFactory.getLogger(UcxPackets.class);
-
-  private static final AtomicBoolean WARNED_OVERSIZE = new AtomicBoolean();
-  private static final AtomicBoolean WARNED_EXHAUSTED = new AtomicBoolean();
-  private static final AtomicBoolean WARNED_UNUSABLE = new AtomicBoolean();
-  private static final AtomicBoolean WARNED_ABANDONED = new AtomicBoolean();
+  /** The reasons for a heap packet, as {@link LogOnce} keys them. */
+  private static final String OVERSIZE = "heap packet: oversize";
+  private static final String EXHAUSTED = "heap packet: pool exhausted";
+  private static final String UNUSABLE = "heap packet: pool unusable";
+  private static final String ABANDONED_LEASES = "packet leases reclaimed";
 
   /**
    * A packet's lease, kept apart from the packet so that it can be returned
@@ -104,11 +103,11 @@ public final class UcxPackets {
       boolean lastPacketInBlock) throws InterruptedIOException {
     final int needed = PacketHeader.PKT_MAX_HEADER_LEN + packetSize;
     if (needed > pool.bufferSize()) {
-      fallBack(WARNED_OVERSIZE, "packet seqno " + seqno + " needs " + needed
+      fallBack(OVERSIZE, "packet seqno " + seqno + " needs " + needed
           + " bytes, more than the " + pool.bufferSize() + "-byte buffers of "
           + pool + "; raise the pool's buffer size to at least the packet"
           + " size (dfs.client-write-packet-size) plus "
-          + PacketHeader.PKT_MAX_HEADER_LEN, null);
+          + PacketHeader.PKT_MAX_HEADER_LEN);
       return null;
     }
     reclaimAbandoned();
@@ -116,12 +115,11 @@ public final class UcxPackets {
     try {
       lease = pool.acquire(acquireTimeoutMs);
     } catch (PoolExhaustedException e) {
-      fallBack(WARNED_EXHAUSTED, "packet seqno " + seqno + ": "
-          + e.getMessage() + "; consider a larger pool cap", null);
+      fallBack(EXHAUSTED, "packet seqno " + seqno + ": "
+          + e.getMessage() + "; consider a larger pool cap");
       return null;
     } catch (IllegalStateException e) {
-      fallBack(WARNED_UNUSABLE, "packet seqno " + seqno + ": "
-          + e.getMessage(), e);
+      fallBack(UNUSABLE, "packet seqno " + seqno + ": " + e);
       return null;
     }
     UcxDFSPacket packet;
@@ -157,13 +155,8 @@ public final class UcxPackets {
     }
     if (reclaimed > 0) {
       RECLAIMED.addAndGet(reclaimed);
-      String message = "Returned " + reclaimed + " registered packet"
-          + " buffer(s) of aborted streams to the pool";
-      if (WARNED_ABANDONED.compareAndSet(false, true)) {
-        LOG.info("{} (logged once; later ones at DEBUG)", message);
-      } else {
-        LOG.debug(message);
-      }
+      LogOnce.info(ABANDONED_LEASES, "hdfs-rdma: returned " + reclaimed
+          + " registered packet buffer(s) of aborted streams to the pool");
     }
     return reclaimed;
   }
@@ -195,14 +188,8 @@ public final class UcxPackets {
         offsetInBlock, seqno, checksumSize, lastPacketInBlock);
   }
 
-  private static void fallBack(AtomicBoolean warned, String reason,
-      Throwable cause) {
-    if (warned.compareAndSet(false, true)) {
-      LOG.warn("Using a heap packet instead of registered memory: {} (further"
-          + " fallbacks for this reason are logged at DEBUG)", reason, cause);
-    } else {
-      LOG.debug("Using a heap packet instead of registered memory: {}",
-          reason, cause);
-    }
+  private static void fallBack(String key, String reason) {
+    LogOnce.warn(key, "hdfs-rdma: using a heap packet instead of registered"
+        + " memory: " + reason);
   }
 }
