@@ -36,7 +36,7 @@ import org.junit.Test;
 public class TestLayers {
 
   /** The module: where its sources and DESIGN.md are. */
-  private static final File MODULE = new File(System.getProperty(
+  static final File MODULE = new File(System.getProperty(
       "hdfsrdma.module.dir", System.getProperty("basedir",
           new File("").getAbsolutePath())));
   /** The product's source roots, the bridge's included. */
@@ -46,7 +46,7 @@ public class TestLayers {
       Pattern.compile("\\b((?:[a-z][a-z0-9_]*\\.)+[A-Z]\\w*)");
   private static final Pattern WILDCARD =
       Pattern.compile("\\b((?:[a-z][a-z0-9_]*\\.)*[a-z][a-z0-9_]*)\\.\\*");
-  private static final Pattern STRING = Pattern.compile("\"(?:\\\\.|[^\"\\\\])*\"");
+  static final Pattern STRING = Pattern.compile("\"(?:\\\\.|[^\"\\\\])*\"");
   private static final Pattern PACKAGE = Pattern.compile("`([a-zA-Z.]+)`");
 
   @Test(timeout = 60_000)

@@ -174,8 +174,8 @@ public final class RdmaSettings {
   }
 
   /** Every key of hdfs-rdma and its default, as text, sorted by key. */
-  private static final SortedMap<String, String> DEFAULTS = defaultsOf(
-      HdfsRdmaConfigKeys.class);
+  private static final SortedMap<String, String> DEFAULTS =
+      Collections.unmodifiableSortedMap(defaultsOf(HdfsRdmaConfigKeys.class));
 
   /** What each boolean key sets, for messages. */
   private static final Map<String, String> FLAGS;
@@ -202,7 +202,7 @@ public final class RdmaSettings {
    * {@code KEY} constant to {@code _DEFAULT} constant of {@code keys}, as
    * key to default text.
    */
-  static SortedMap<String, String> defaultsOf(Class<?> keys) {
+  private static SortedMap<String, String> defaultsOf(Class<?> keys) {
     SortedMap<String, String> defaults = new TreeMap<String, String>();
     for (Field f : keys.getFields()) {
       int mod = f.getModifiers();
@@ -220,7 +220,7 @@ public final class RdmaSettings {
         throw new IllegalStateException(name + " has no _DEFAULT", e);
       }
     }
-    return Collections.unmodifiableSortedMap(defaults);
+    return defaults;
   }
 
   /** Every key of hdfs-rdma with its default as text, sorted by key. */
