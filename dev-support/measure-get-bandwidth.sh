@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Measures 64 KiB (and 1 MiB) get bandwidth between two processes: the
-# bridge (Java, org.hdfsrdma.ucx.tools.GetBandwidth) next to the native
+# bridge (Java, org.hdfsrdma.ucx.tools.GetBandwidth in benchmarks/jmh's
+# benchmarks.jar, with the bridge and JUCX) next to the native
 # fan-out benchmark with one getter, on the same transports, alternating
 # the two, REPS times each; prints every run and the medians.
 # Run after dev-support/setup.sh. Usage: measure-get-bandwidth.sh [REPS]
@@ -12,11 +13,8 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 reps="${1:-3}"
 cd "$here"
 bench=native/target/cmake/ucx_fanout_bench
-cp_file="$(mktemp)"
-trap 'rm -f "$cp_file"' EXIT
-mvn -B -q -ntp -pl jucx-bridge dependency:build-classpath \
-  -Dmdep.outputFile="$cp_file" -Dmdep.includeScope=runtime >/dev/null
-classpath="jucx-bridge/target/jucx-bridge-0.1.0-SNAPSHOT.jar:$(cat "$cp_file")"
+classpath=benchmarks/jmh/target/benchmarks.jar
+[ -f "$classpath" ] || { echo "no $classpath: build first" >&2; exit 1; }
 
 bridge() { # tls-or-default errh(on|off) size
   local args=(-s "$3" -w 8 --csv)
