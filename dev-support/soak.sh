@@ -9,7 +9,7 @@
 # sampled. Fails on any byte that differs, any writer error, a JVM that died
 # or crashed, or a quantity still growing after warm-up (bounds and reasons:
 # benchmarks/hdfsrdma_bench/soak_bounds.py). Needs the build (the drop-in jar
-# and the test classes).
+# and the soak's writer, benchmarks/drivers).
 #
 #   dev-support/soak.sh --minutes M [--out DIR] [--writers JVMS:THREADS]
 #                       [--interval-seconds S] [--hadoop RELEASE] [--keep]

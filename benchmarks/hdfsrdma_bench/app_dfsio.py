@@ -1,6 +1,6 @@
 """Running --apps' TestDFSIO workloads (dfsio-MAPSxSIZE): per batch one
-JVM of org.hdfsrdma.hadoop.bench.DfsioOnYarn on the module's test class
-path (Hadoop's mini YARN cluster and TestDFSIO), started in a work
+JVM of org.hdfsrdma.hadoop.bench.DfsioOnYarn on the drivers' class path
+(Hadoop's mini YARN cluster and TestDFSIO), started in a work
 directory of its own where its YARN cluster keeps the containers' logs.
 Its map tasks and ApplicationMaster are JVMs the NodeManager starts; for
 the jar and ucx systems they carry the drop-in jar as -javaagent: and
@@ -18,7 +18,7 @@ from .app_runs import (batch_names, check_carried, diff, human_app,
                        timeout_of, ucx_detail)
 from .apps import DFSIO_CLASS, parse_result, run_figures, workload_args
 from .harness import HarnessError
-from .systems import maven_classpath
+from .systems import drivers_classpath
 
 TOTALS = "hdfs-rdma-totals.txt"
 # The job's own files (control files, staging, history, TestDFSIO's
@@ -30,10 +30,10 @@ OPENS = ["--add-opens", "java.base/java.lang=ALL-UNNAMED"]
 
 
 def yarn_client(bench, system):
-    """`system`'s client on the module's test class path (Hadoop's mini
+    """`system`'s client on the drivers' class path (Hadoop's mini
     YARN cluster and TestDFSIO besides Hadoop), made once per run."""
     if bench.yarn_cp is None:
-        bench.yarn_cp, _ = maven_classpath(bench.work, scope="test")
+        bench.yarn_cp = drivers_classpath(bench.work)
     return bench.clients[system].on_classpath(bench.yarn_cp)
 
 

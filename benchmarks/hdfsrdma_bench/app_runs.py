@@ -18,13 +18,11 @@ import zipfile
 from . import ucx_counters
 from .apps import (WORKLOAD_CLASS, WORKLOAD_PACKAGE, parse_result,
                    read_latencies, run_figures, workload_args)
-from .harness import REPO, HarnessError, log
+from .harness import DRIVER_CLASSES, HarnessError, log
 from .measurement import cpu_seconds
 from .units import fmt, human
 from .workloads import run_order
 
-TEST_CLASSES = os.path.join(REPO, "hadoop-hdfs-rdma", "target",
-                            "test-classes")
 READY_TIMEOUT = 300.0
 # The idle client's CPU is read until IDLE_MARGIN s before its idle phase
 # ends, so the window never takes in its verification or exit.
@@ -32,17 +30,16 @@ IDLE_MARGIN = 1.0
 
 
 def workload_jar(bench):
-    """A jar of the workload's package alone, from the module's test
-    classes, under the work directory: the stock client's class path
-    gets nothing else of hdfs-rdma (the test classes also hold an
-    hdfs-site.xml and the project's tests). Refuses classes that refer
-    to any other class of hdfs-rdma."""
-    src = os.path.join(TEST_CLASSES, WORKLOAD_PACKAGE)
-    main = os.path.join(TEST_CLASSES, WORKLOAD_CLASS.replace(".", "/")
+    """A jar of the workload's package alone, from the drivers' classes,
+    under the work directory: the stock client's class path gets nothing
+    else of hdfs-rdma (not even the soak's writer). Refuses classes that
+    refer to any other class of hdfs-rdma."""
+    src = os.path.join(DRIVER_CLASSES, WORKLOAD_PACKAGE)
+    main = os.path.join(DRIVER_CLASSES, WORKLOAD_CLASS.replace(".", "/")
                         + ".class")
     if not os.path.exists(main):
-        raise HarnessError("no %s: build first (mvn -o -pl hadoop-hdfs-rdma "
-                           "-DskipTests test-compile)" % main)
+        raise HarnessError("no %s: build first (mvn -o -pl "
+                           "benchmarks/drivers -DskipTests compile)" % main)
     jar = os.path.join(bench.work, "apps-workload.jar")
     with zipfile.ZipFile(jar, "w") as z:
         for name in sorted(os.listdir(src)):

@@ -523,7 +523,7 @@ def clean_work(work):
     work directory."""
     for d in ("clusters", "inputs", "selftest", "apps-barrier", "dfsio"):
         shutil.rmtree(os.path.join(work, d), ignore_errors=True)
-    for f in ("hadoop-provided.classpath", "hadoop-test.classpath",
+    for f in ("drivers.classpath",
               "fanout.out", "apps-workload.jar"):
         if os.path.exists(os.path.join(work, f)):
             os.unlink(os.path.join(work, f))

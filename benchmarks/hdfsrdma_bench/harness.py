@@ -9,6 +9,9 @@ import time
 # build: the drop-in jar, the native fan-out benchmark, Maven).
 BENCHMARKS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO = os.path.dirname(BENCHMARKS)
+# The Java clients a run starts (AppWorkload, DfsioOnYarn, SoakWriter), as
+# the build compiles them (benchmarks/drivers).
+DRIVER_CLASSES = os.path.join(BENCHMARKS, "drivers", "target", "classes")
 
 
 class HarnessError(Exception):

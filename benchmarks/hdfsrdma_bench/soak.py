@@ -34,7 +34,7 @@ import tempfile
 import time
 
 from .clusters import DATANODES
-from .harness import REPO, HarnessError, log, warn
+from .harness import DRIVER_CLASSES, REPO, HarnessError, log, warn
 from .processes import Procs, on_signals
 from .soak_bounds import (DRAIN_SECONDS, DRAIN_TIMEOUT, drain_failures,
                           drained, judge_growth)
@@ -151,13 +151,11 @@ def soak(a, procs, work, failures, rows):
     """Starts everything, writes and samples into `rows` (kept on a
     failure: what was sampled until then is reported)."""
     dropin = built_dropin()
-    test_classes = os.path.join(REPO, "hadoop-hdfs-rdma", "target",
-                                "test-classes")
     if not dropin or not os.path.exists(os.path.join(
-            test_classes, *WRITER_CLASS.split(".")) + ".class"):
-        raise HarnessError("build first: mvn -o -pl hadoop-hdfs-rdma "
-                           "-DskipTests package (the drop-in jar and the "
-                           "test classes)")
+            DRIVER_CLASSES, *WRITER_CLASS.split(".")) + ".class"):
+        raise HarnessError("build first: mvn -o -pl hadoop-hdfs-rdma,"
+                           "benchmarks/drivers -am -DskipTests package (the "
+                           "drop-in jar and the soak's writer)")
     java = shutil.which("java")
     cp = hadoop_classpath(a.hadoop)
     cluster = SoakCluster("soak", work, java, cp, True, procs, agent=dropin)
@@ -166,7 +164,7 @@ def soak(a, procs, work, failures, rows):
     cluster.write_conf()
     boot(cluster, procs)
     seconds = a.minutes * 60
-    writers = start_writers(a, cluster, procs, cp, test_classes, dropin,
+    writers = start_writers(a, cluster, procs, cp, DRIVER_CLASSES, dropin,
                             seconds)
     log("%d client JVMs x %d writer threads (%s), files up to %d MiB, "
         "%g min, a sample every %g s; %s"
@@ -176,7 +174,8 @@ def soak(a, procs, work, failures, rows):
            % (CHURN_THREADS, a.churn_seconds) if a.churn_seconds
            else "no short-lived clients"))
     churn = Churn(a, cluster, procs, "%s:%s:%s" % (
-        cluster.conf, test_classes, cp), dropin) if a.churn_seconds else None
+        cluster.conf, DRIVER_CLASSES, cp),
+        dropin) if a.churn_seconds else None
     sampler = Sampler(cluster, writers)
     sampler.rows = rows
     t0 = time.monotonic()

@@ -62,9 +62,9 @@ def writer_argv(a, cluster, classpath, dropin, name, dist, threads,
             "-interval-seconds", str(a.interval_seconds)]
 
 
-def start_writers(a, cluster, procs, cp, test_classes, dropin, seconds):
+def start_writers(a, cluster, procs, cp, driver_classes, dropin, seconds):
     writers = []
-    classpath = "%s:%s:%s" % (cluster.conf, test_classes, cp)
+    classpath = "%s:%s:%s" % (cluster.conf, driver_classes, cp)
     for i in range(a.jvms):
         dist = DISTRIBUTIONS[i % len(DISTRIBUTIONS)]
         name = "client%d" % (i + 1)

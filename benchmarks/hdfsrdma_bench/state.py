@@ -33,7 +33,7 @@ class Bench:
         # each system.
         self.apps = list(getattr(args, "apps_list", None) or ())
         self.app_rows = []
-        self.yarn_cp = None             # --apps dfsio: the test class path
+        self.yarn_cp = None             # --apps dfsio: drivers_classpath()
         self.inputs = {}                # (size, index) -> (path, sha256)
         self.rdma_bean_seen = False
         self.clusters = {}              # the embedded clusters, by name

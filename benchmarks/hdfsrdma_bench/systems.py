@@ -30,8 +30,8 @@ WORKERS = "ucx-w"   # prefix of a --ucx-workers system (ucx-w4)
 WORKERS_KEY = "dfs.client.rdma.workers"
 # --hadoop: the release every embedded JVM runs, by default the newest of
 # the line most clusters run; MAVEN_RELEASE is the build's own (the pom's
-# hadoop.version), whose Maven test class path the TestDFSIO workloads
-# need (its jobclient tests jar and mini YARN cluster).
+# hadoop.version), whose Maven class path the TestDFSIO workloads need
+# (its jobclient tests jar and mini YARN cluster: drivers_classpath).
 DEFAULT_RELEASE = "3.4.2"
 MAVEN_RELEASE = "2.9.2"
 
@@ -75,25 +75,20 @@ def hadoop_classpath(release):
     return cp + ":" + binding[0]
 
 
-def maven_classpath(work, scope="provided"):
-    """(class path, drop-in jar): Hadoop MAVEN_RELEASE's jars and their
-    dependencies as Maven resolves them for hadoop-hdfs-rdma, with
-    nothing of hdfs-rdma on it (the bridge and JUCX come with the drop-in
-    jar), and the built drop-in jar. `scope` "test": also the module's
-    test dependencies (Hadoop's mini clusters and its tests jars: YARN,
-    MapReduce, TestDFSIO), which only MAVEN_RELEASE has here."""
+def drivers_classpath(work):
+    """Hadoop MAVEN_RELEASE's jars with its mini clusters and tests jars
+    (YARN, MapReduce, TestDFSIO), as Maven resolves them for the drivers
+    (benchmarks/drivers), which only MAVEN_RELEASE has here: nothing of
+    hdfs-rdma is on it."""
     os.makedirs(work, exist_ok=True)
-    cp_file = os.path.join(work, "hadoop-%s.classpath" % scope)
+    cp_file = os.path.join(work, "drivers.classpath")
     subprocess.run(
-        ["mvn", "-B", "-q", "-ntp", "-pl", "hadoop-hdfs-rdma",
+        ["mvn", "-B", "-q", "-ntp", "-pl", "benchmarks/drivers",
          "dependency:build-classpath", "-Dmdep.outputFile=" + cp_file,
-         "-Dmdep.includeScope=" + scope], cwd=REPO, check=True,
+         "-Dmdep.includeScope=provided"], cwd=REPO, check=True,
         stdout=subprocess.DEVNULL)
     with open(cp_file) as f:
-        jars = f.read().strip().split(":")
-    stock = [j for j in jars if not re.search(
-        r"/(jucx-[^/]*|jucx-bridge-[^/]*|hadoop-hdfs-rdma-[^/]*)\.jar$", j)]
-    return ":".join(stock), built_dropin()
+        return f.read().strip()
 
 
 def knows_key(jar, key):
