@@ -77,11 +77,15 @@ public class TestDataNodeStart {
   }
 
   private void write(String name) throws Exception {
+    write(name, (short) 2);
+  }
+
+  private void write(String name, short replication) throws Exception {
     byte[] data = new byte[SIZE];
     new Random(name.hashCode()).nextBytes(data);
     Path path = new Path(name);
     FileSystem fs = cluster.getFileSystem();
-    try (FSDataOutputStream out = fs.create(path, (short) 2)) {
+    try (FSDataOutputStream out = fs.create(path, replication)) {
       out.write(data);
     }
     assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs, path));
@@ -159,13 +163,7 @@ public class TestDataNodeStart {
         .build();
     cluster.waitActive();
     List<UcxDataNode> sides = serving();
-    byte[] data = new byte[SIZE];
-    new Random(3).nextBytes(data);
-    Path path = new Path("/three-ucx-replicas");
-    try (FSDataOutputStream out = cluster.getFileSystem().create(path,
-        (short) 3)) {
-      out.write(data);
-    }
+    write("/three-ucx-replicas", (short) 3);
     fetched(sides, new long[3], SIZE);
 
     Configuration stockConf = new Configuration(cluster.getConfiguration(0));
