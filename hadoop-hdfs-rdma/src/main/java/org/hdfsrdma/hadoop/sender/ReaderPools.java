@@ -1,0 +1,408 @@
+package org.hdfsrdma.hadoop.sender;
+
+import java.io.Closeable;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+
+import org.hdfsrdma.ucx.Closeables;
+import org.hdfsrdma.ucx.RegisteredBufferPool;
+import org.hdfsrdma.ucx.UcxContext;
+
+/**
+ * The registered memory one DataNode serves UCX reads from (DESIGN.md
+ * section 9, "Memory a reader can see is its own"): a small pool per
+ * reader, a reader being one user (the block token's) on one client
+ * worker, so no other reader's data ever passes through memory a reader
+ * may get from.
+ *
+ * <p>A read takes its whole window of buffers up front ({@link #reserve}),
+ * within a cap per user and one per DataNode, or is declined and served
+ * stock: it never waits for a buffer in mid-block. Its buffers go back to
+ * its reader's pool only when the read ends as agreed
+ * ({@link Reservation#finish}: the reader's final credit or its cancel);
+ * a read that ends any other way {@linkplain Reservation#retire retires}
+ * the pool: it serves no further read and is deregistered (its remote key
+ * revoked) once its last read ends. Pools left idle are closed by
+ * {@link #sweep}; at most {@code maxReaders} exist at once.
+ *
+ * <p>Everything here runs once per read, under this object's lock; nothing
+ * per packet.
+ */
+public final class ReaderPools implements Closeable {
+
+  /** Why a read got no buffers (it is then served stock). */
+  public enum Decline {
+    /** The user's reads hold {@code userBuffers} already. */
+    USER_CAP,
+    /** This DataNode's reads hold {@code dataNodeBuffers} already. */
+    DATANODE_CAP,
+    /** {@code maxReaders} pools exist and none is idle. */
+    READERS,
+    /** UCX would not register the memory. */
+    NO_MEMORY,
+    /** The DataNode's UCX side is closing. */
+    CLOSED
+  }
+
+  /** Buffers registered at a time in a reader's pool, at most. */
+  static final int SLAB_BUFFERS = 4;
+
+  private final UcxContext context;
+  private final int bufferSize;
+  private final int userBuffers;
+  private final int dataNodeBuffers;
+  private final int maxReaders;
+  private final long readerCapBytes;
+  private final long slabBytes;
+
+  private final Map<String, ReaderPool> pools = new HashMap<>();
+  private final Map<String, Integer> heldByUser = new HashMap<>();
+  private int held;
+  private boolean closed;
+  private final long[] declines = new long[Decline.values().length];
+  private long reservations;
+  private long poolsMade;
+  private long poolsRetired;
+
+  /**
+   * @param bufferSize bytes of one buffer (a packet, its checksums and
+   *     header)
+   * @param userBuffers buffers one user's reads may hold at once
+   * @param dataNodeBuffers buffers all reads may hold at once
+   * @param maxReaders pools that may exist at once
+   */
+  public ReaderPools(UcxContext context, int bufferSize, int userBuffers,
+      int dataNodeBuffers, int maxReaders) {
+    if (bufferSize <= 0 || userBuffers < 1 || dataNodeBuffers < userBuffers
+        || maxReaders < 1) {
+      throw new IllegalArgumentException("reader pools of " + bufferSize
+          + "-byte buffers, " + userBuffers + " per user, " + dataNodeBuffers
+          + " per DataNode, " + maxReaders + " readers");
+    }
+    this.context = context;
+    this.bufferSize = bufferSize;
+    this.userBuffers = userBuffers;
+    this.dataNodeBuffers = dataNodeBuffers;
+    this.maxReaders = maxReaders;
+    int slab = Math.min(SLAB_BUFFERS, userBuffers);
+    this.slabBytes = (long) slab * bufferSize;
+    this.readerCapBytes = (long) ((userBuffers + slab - 1) / slab) * slabBytes;
+  }
+
+  /**
+   * Takes {@code window} buffers for one read of {@code user} on the client
+   * worker {@code workerAddress}, from that reader's own pool; a declined
+   * reservation ({@link Reservation#declined()}) when the caps or UCX do
+   * not allow it.
+   */
+  public synchronized Reservation reserve(String user, byte[] workerAddress,
+      int window) {
+    if (window < 1 || window > userBuffers) {
+      throw new IllegalArgumentException("a window of " + window
+          + " buffers, not 1 to " + userBuffers);
+    }
+    if (closed) {
+      return declined(Decline.CLOSED);
+    }
+    int byUser = heldByUser.getOrDefault(user, 0);
+    if (byUser + window > userBuffers) {
+      return declined(Decline.USER_CAP);
+    }
+    if (held + window > dataNodeBuffers) {
+      return declined(Decline.DATANODE_CAP);
+    }
+    String key = key(user, workerAddress);
+    ReaderPool pool = pools.get(key);
+    if (pool == null) {
+      if (pools.size() >= maxReaders && !evictIdle()) {
+        return declined(Decline.READERS);
+      }
+      pool = new ReaderPool(key, user, new RegisteredBufferPool(context,
+          "reader-" + key, bufferSize, slabBytes, readerCapBytes, false));
+      pools.put(key, pool);
+      poolsMade++;
+    }
+    long[] tokens = new long[window];
+    int taken = 0;
+    try {
+      for (; taken < window; taken++) {
+        long t = pool.buffers.tryAcquire();
+        if (t == RegisteredBufferPool.NO_LEASE) {
+          break;
+        }
+        tokens[taken] = t;
+      }
+    } catch (IllegalStateException e) {
+      // UCX refused to register a slab.
+    }
+    if (taken < window) {
+      for (int i = 0; i < taken; i++) {
+        pool.buffers.release(tokens[i]);
+      }
+      closeIfUnused(pool);
+      return declined(Decline.NO_MEMORY);
+    }
+    pool.reservations++;
+    heldByUser.put(user, byUser + window);
+    held += window;
+    reservations++;
+    return new Reservation(this, pool, tokens);
+  }
+
+  /**
+   * Closes the pools idle (no read) for {@code idleNanos} at
+   * {@code nowNanos}; how many.
+   */
+  public synchronized int sweep(long nowNanos, long idleNanos) {
+    int n = 0;
+    for (Iterator<ReaderPool> it = pools.values().iterator(); it.hasNext();) {
+      ReaderPool p = it.next();
+      if (p.reservations == 0 && nowNanos - p.lastUsedNanos >= idleNanos) {
+        it.remove();
+        p.buffers.close();
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** Pools that exist now. */
+  public synchronized int readers() {
+    return pools.size();
+  }
+
+  /** Buffers the reads hold now. */
+  public synchronized int held() {
+    return held;
+  }
+
+  /** Reservations made so far. */
+  public synchronized long reservations() {
+    return reservations;
+  }
+
+  /** Reads declined for {@code why} so far. */
+  public synchronized long declines(Decline why) {
+    return declines[why.ordinal()];
+  }
+
+  /** Reader pools made so far. */
+  public synchronized long poolsMade() {
+    return poolsMade;
+  }
+
+  /** Reader pools retired so far (a read that did not end as agreed). */
+  public synchronized long poolsRetired() {
+    return poolsRetired;
+  }
+
+  /**
+   * Declines every later read and closes every pool; memory a read still
+   * holds is deregistered when that read ends.
+   */
+  @Override
+  public void close() {
+    List<RegisteredBufferPool> all = new ArrayList<>();
+    synchronized (this) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      for (ReaderPool p : pools.values()) {
+        p.retired = true;
+        all.add(p.buffers);
+      }
+      pools.clear();
+    }
+    Closeables.closeAll(all);
+  }
+
+  private Reservation declined(Decline why) {
+    declines[why.ordinal()]++;
+    return Reservation.DECLINED[why.ordinal()];
+  }
+
+  /** Closes the least recently used idle pool; whether there was one. */
+  private boolean evictIdle() {
+    ReaderPool oldest = null;
+    for (ReaderPool p : pools.values()) {
+      if (p.reservations == 0
+          && (oldest == null || p.lastUsedNanos < oldest.lastUsedNanos)) {
+        oldest = p;
+      }
+    }
+    if (oldest == null) {
+      return false;
+    }
+    pools.remove(oldest.key);
+    oldest.buffers.close();
+    return true;
+  }
+
+  private void closeIfUnused(ReaderPool pool) {
+    if (pool.reservations == 0 && (pool.retired
+        || pool.buffers.metrics().registeredBytes() == 0)) {
+      pools.remove(pool.key, pool);
+      pool.buffers.close();
+    }
+  }
+
+  private synchronized void ended(Reservation r, boolean retire) {
+    ReaderPool pool = r.pool;
+    for (long t : r.tokens) {
+      pool.buffers.release(t);
+    }
+    pool.reservations--;
+    pool.lastUsedNanos = System.nanoTime();
+    int window = r.tokens.length;
+    held -= window;
+    int byUser = heldByUser.get(pool.user) - window;
+    if (byUser == 0) {
+      heldByUser.remove(pool.user);
+    } else {
+      heldByUser.put(pool.user, byUser);
+    }
+    if (retire && !pool.retired) {
+      pool.retired = true;
+      pools.remove(pool.key, pool);
+      poolsRetired++;
+    }
+    if (pool.retired && pool.reservations == 0) {
+      pool.buffers.close();
+    }
+  }
+
+  /**
+   * A reader's pool key: the user and a digest of the worker address (the
+   * address itself is hundreds of bytes, and only its identity matters).
+   */
+  static String key(String user, byte[] workerAddress) {
+    try {
+      MessageDigest sha = MessageDigest.getInstance("SHA-256");
+      sha.update(user.getBytes(StandardCharsets.UTF_8));
+      sha.update((byte) 0);
+      byte[] d = sha.digest(workerAddress);
+      return Base64.getUrlEncoder().withoutPadding().encodeToString(d)
+          .substring(0, 22);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("no SHA-256 in this JVM", e);
+    }
+  }
+
+  /** One reader's pool and the reads it serves now. */
+  private static final class ReaderPool {
+    final String key;
+    final String user;
+    final RegisteredBufferPool buffers;
+    int reservations;
+    long lastUsedNanos = System.nanoTime();
+    boolean retired;
+
+    ReaderPool(String key, String user, RegisteredBufferPool buffers) {
+      this.key = key;
+      this.user = user;
+      this.buffers = buffers;
+    }
+  }
+
+  /**
+   * One read's window of buffers, or why it has none
+   * ({@link #declined()}). Ends once: {@link #finish} or {@link #retire};
+   * {@link #close} retires a reservation that did not end.
+   */
+  public static final class Reservation implements Closeable {
+
+    static final Reservation[] DECLINED =
+        new Reservation[Decline.values().length];
+
+    static {
+      for (Decline d : Decline.values()) {
+        DECLINED[d.ordinal()] = new Reservation(d);
+      }
+    }
+
+    private final ReaderPools owner;
+    private final ReaderPool pool;
+    private final long[] tokens;
+    private final Decline declined;
+    private boolean ended;
+
+    private Reservation(ReaderPools owner, ReaderPool pool, long[] tokens) {
+      this.owner = owner;
+      this.pool = pool;
+      this.tokens = tokens;
+      this.declined = null;
+    }
+
+    private Reservation(Decline declined) {
+      this.owner = null;
+      this.pool = null;
+      this.tokens = new long[0];
+      this.declined = declined;
+      this.ended = true;
+    }
+
+    /** Why the read got no buffers, or null when it has its window. */
+    public Decline declined() {
+      return declined;
+    }
+
+    /** Buffers in the window. */
+    public int window() {
+      return tokens.length;
+    }
+
+    /** The lease of buffer {@code i} of the window. */
+    public long token(int i) {
+      return tokens[i];
+    }
+
+    /** The reader's pool the buffers are leased from (regions, keys). */
+    public RegisteredBufferPool buffers() {
+      return pool == null ? null : pool.buffers;
+    }
+
+    /**
+     * The read ended as agreed (its final credit, or its cancel): the
+     * buffers go back to the reader's pool for its next read.
+     */
+    public void finish() {
+      end(false);
+    }
+
+    /**
+     * The read ended any other way (a dead socket, a fallback, an error):
+     * the reader's pool serves no further read and is deregistered when
+     * its last read ends.
+     */
+    public void retire() {
+      end(true);
+    }
+
+    /** Retires the reservation unless it ended. */
+    @Override
+    public void close() {
+      end(true);
+    }
+
+    private void end(boolean retire) {
+      if (owner == null) {
+        return; // declined: nothing to give back
+      }
+      synchronized (owner) {
+        if (ended) {
+          return;
+        }
+        ended = true;
+      }
+      owner.ended(this, retire);
+    }
+  }
+}
