@@ -10,6 +10,8 @@ import static org.junit.Assume.assumeFalse;
 import static org.junit.Assume.assumeTrue;
 
 import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -21,6 +23,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.FileUtil;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.hdfs.DFSConfigKeys;
 import org.apache.hadoop.hdfs.DFSTestUtil;
@@ -57,6 +60,20 @@ import org.slf4j.LoggerFactory;
 public class TestDistributionPolicy {
 
   private MiniDFSCluster cluster;
+  /** The markers' directory of the test's own processes, or null. */
+  private File markers;
+
+  /**
+   * Points this JVM's markers (and those of processes it passes the
+   * property to) at a directory of the test's own: DataNodes of other
+   * tests on the host (the test command runs lanes side by side) mark
+   * /dev/shm, and a test that counts markers there would count theirs.
+   */
+  private void ownMarkers() throws IOException {
+    markers = Files.createTempDirectory("hdfs-rdma-markers").toFile();
+    System.setProperty(LocalDataNodeMarker.DIRECTORY_PROPERTY,
+        markers.getPath());
+  }
 
   @After
   public void tearDown() {
@@ -64,6 +81,10 @@ public class TestDistributionPolicy {
       cluster.shutdown();
     }
     UcxRuntime.shutdown();
+    if (markers != null) {
+      System.clearProperty(LocalDataNodeMarker.DIRECTORY_PROPERTY);
+      FileUtil.fullyDelete(markers);
+    }
   }
 
   private static String lane(int i, String transport, String roles) {
@@ -232,6 +253,7 @@ public class TestDistributionPolicy {
   @Test(timeout = 120_000)
   public void testMarkerLivesExactlyAsLongAsTheDataNodeProcess()
       throws Exception {
+    ownMarkers();
     int before = LocalDataNodeMarker.countAlive();
     LocalDataNodeMarker own = LocalDataNodeMarker.announce(
         UcxRuntime.get(new Configuration()));
@@ -246,7 +268,8 @@ public class TestDistributionPolicy {
 
     File ready = File.createTempFile("marker", ".ready");
     assertTrue(ready.delete());
-    List<String> command = ChildJvm.command();
+    List<String> command = ChildJvm.command("-D"
+        + LocalDataNodeMarker.DIRECTORY_PROPERTY + "=" + markers.getPath());
     command.add("-cp");
     command.add(ChildJvm.classPath());
     command.add(MarkingProcess.class.getName());
@@ -308,8 +331,7 @@ public class TestDistributionPolicy {
       throws Exception {
     assumeFalse("this host has RDMA devices",
         Reach.rdmaDevicesPresent());
-    assumeTrue("another DataNode serves UCX on this host",
-        LocalDataNodeMarker.countAlive() == 0);
+    ownMarkers();
     UcxRuntime.shutdown();
     Configuration conf = new Configuration();
     conf.set(DFSConfigKeys.DFS_DATANODE_PLUGINS_KEY,

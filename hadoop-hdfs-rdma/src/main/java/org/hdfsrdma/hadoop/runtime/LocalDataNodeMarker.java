@@ -31,9 +31,15 @@ import org.hdfsrdma.ucx.HostIdentity;
  * reboot; the temporary directory where there is no /dev/shm), named
  * {@code datanode-<host id>-<pid>-<n>.lock}, host id as in
  * {@link HostIdentity#hostId()} so that containers sharing /dev/shm but
- * not their IPC namespace do not count each other.
+ * not their IPC namespace do not count each other. The system property
+ * {@value #DIRECTORY_PROPERTY} names another directory: processes that set
+ * the same one see each other's markers, and only those (tests run
+ * DataNodes of their own beside other DataNodes of the host).
  */
 public final class LocalDataNodeMarker implements Closeable {
+
+  /** The system property naming the markers' directory instead. */
+  public static final String DIRECTORY_PROPERTY = "hdfsrdma.marker.dir";
 
   private static final String PREFIX = "datanode-";
   private static final String SUFFIX = ".lock";
@@ -149,6 +155,10 @@ public final class LocalDataNodeMarker implements Closeable {
 
   /** Where the markers of this user live. */
   public static File directory() {
+    String set = System.getProperty(DIRECTORY_PROPERTY);
+    if (set != null && !set.isEmpty()) {
+      return new File(set);
+    }
     File shm = new File("/dev/shm");
     File base = shm.isDirectory() ? shm
         : new File(System.getProperty("java.io.tmpdir"));
