@@ -19,6 +19,7 @@ import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -177,44 +178,68 @@ public class TestHdfsRdmaMetrics {
    * gives (asked again at each look, so values the DataNodes' threads
    * still move settle first), and returns that record (name to value).
    */
+  /**
+   * The first record of the sink file with {@code prefix} (and tag
+   * DataNode={@code dataNode} unless null) that shows every value
+   * {@code expected} gives, waiting for it. The first, not the last: a
+   * rate's average time is that of the period the record closes, so only
+   * the record of the period that took the last samples shows it; the
+   * records of later, idle periods show the same counts.
+   */
   private Map<String, String> awaitRecord(String prefix, String dataNode,
       Supplier<Map<String, String>> expected) throws Exception {
-    AtomicReference<Map<String, String>> last =
-        new AtomicReference<Map<String, String>>();
+    AtomicReference<List<Map<String, String>>> seen =
+        new AtomicReference<List<Map<String, String>>>();
     AtomicReference<Map<String, String>> wanted =
+        new AtomicReference<Map<String, String>>();
+    AtomicReference<Map<String, String>> found =
         new AtomicReference<Map<String, String>>();
     try {
       GenericTestUtils.waitFor(() -> {
         wanted.set(expected.get());
-        last.set(lastRecord(prefix, dataNode));
-        for (Map.Entry<String, String> e : wanted.get().entrySet()) {
-          if (!e.getValue().equals(last.get().get(e.getKey()))) {
-            return false;
+        seen.set(records(prefix, dataNode));
+        for (Map<String, String> record : seen.get()) {
+          if (shows(record, wanted.get())) {
+            found.set(record);
+            return true;
           }
         }
-        return true;
+        return false;
       }, 200, 60_000);
     } catch (TimeoutException e) {
-      fail("the file sink's last" + prefix + "record of "
-          + (dataNode == null ? "the JVM" : dataNode) + " " + last.get()
-          + " does not show " + wanted.get());
+      List<Map<String, String>> all = seen.get();
+      fail("no " + prefix + "record of the file sink for "
+          + (dataNode == null ? "the JVM" : dataNode) + " shows "
+          + wanted.get() + "; the last: "
+          + (all.isEmpty() ? "none" : all.get(all.size() - 1)));
     }
-    return last.get();
+    return found.get();
+  }
+
+  private static boolean shows(Map<String, String> record,
+      Map<String, String> values) {
+    for (Map.Entry<String, String> e : values.entrySet()) {
+      if (!e.getValue().equals(record.get(e.getKey()))) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /**
-   * The last complete line of the sink file with record {@code prefix}
-   * (and tag DataNode={@code dataNode} unless null), parsed.
+   * The complete lines of the sink file with record {@code prefix} (and
+   * tag DataNode={@code dataNode} unless null), parsed, in file order.
    */
-  private Map<String, String> lastRecord(String prefix, String dataNode) {
+  private List<Map<String, String>> records(String prefix, String dataNode) {
+    List<Map<String, String>> records =
+        new ArrayList<Map<String, String>>();
     List<String> lines;
     try {
       lines = Files.readAllLines(sinkFile.toPath(), StandardCharsets.UTF_8);
     } catch (IOException e) {
-      return new LinkedHashMap<String, String>();
+      return records;
     }
-    for (int i = lines.size() - 1; i >= 0; i--) {
-      String line = lines.get(i);
+    for (String line : lines) {
       int at = line.indexOf(prefix);
       if (at < 0) {
         continue;
@@ -227,10 +252,10 @@ public class TestHdfsRdmaMetrics {
         }
       }
       if (dataNode == null || dataNode.equals(record.get("DataNode"))) {
-        return record;
+        records.add(record);
       }
     }
-    return new LinkedHashMap<String, String>();
+    return records;
   }
 
   private static Configuration timedConf() {
