@@ -12,7 +12,8 @@
 # and the soak's writer, benchmarks/drivers).
 #
 #   dev-support/soak.sh --minutes M [--out DIR] [--writers JVMS:THREADS]
-#                       [--interval-seconds S] [--hadoop RELEASE] [--keep]
+#                       [--executor THREADS] [--interval-seconds S]
+#                       [--hadoop RELEASE] [--keep]
 #                       [--help for more]
 set -euo pipefail
 

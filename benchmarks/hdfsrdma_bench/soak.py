@@ -41,7 +41,8 @@ from .soak_bounds import (DRAIN_SECONDS, DRAIN_TIMEOUT, drain_failures,
 from .soak_cluster import SoakCluster, boot
 from .soak_report import table, write_results, writer_summary
 from .soak_sampling import Sampler
-from .soak_writers import CHURN_THREADS, WRITER_CLASS, Churn, start_writers
+from .soak_writers import (CHURN_THREADS, EXECUTOR_MIN_SIZE, WRITER_CLASS,
+                           Churn, start_writers)
 from .systems import DEFAULT_RELEASE, built_dropin, hadoop_classpath
 from .units import MiB
 
@@ -60,6 +61,12 @@ def parse_args(argv):
     ap.add_argument("--writers", default="2:8", metavar="JVMS:THREADS",
                     help="client JVMs and writer threads each (default "
                     "%(default)s)")
+    ap.add_argument("--executor", type=int, default=0, metavar="THREADS",
+                    help="besides them, one long-lived client JVM shaped "
+                    "like a Spark executor: THREADS writer threads, files "
+                    "of %d MiB up to the largest, the JVM's own (auto) "
+                    "pipeline shape (default 0: none; e.g. 16)"
+                    % (EXECUTOR_MIN_SIZE // MiB))
     ap.add_argument("--churn-seconds", type=float, default=20.0,
                     metavar="S", help="besides them, short-lived client "
                     "JVMs one after another, each writing for S seconds "
@@ -110,6 +117,8 @@ def parse_args(argv):
     a.jvms, a.threads = int(m.group(1)), int(m.group(2))
     if a.minutes <= 0:
         ap.error("--minutes must be positive")
+    if a.executor < 0:
+        ap.error("--executor must be 0 (none) or a thread count")
     if a.churn_seconds < 0:
         ap.error("--churn-seconds must be 0 (none) or positive")
     if a.interval_seconds is None:
@@ -173,6 +182,10 @@ def soak(a, procs, work, failures, rows):
            "a short-lived client JVM of %d threads at a time, %g s each"
            % (CHURN_THREADS, a.churn_seconds) if a.churn_seconds
            else "no short-lived clients"))
+    if a.executor:
+        log("and an executor-shaped client JVM: %d writer threads, files "
+            "of %d-%d MiB" % (a.executor, EXECUTOR_MIN_SIZE // MiB,
+                              max(a.max_size, EXECUTOR_MIN_SIZE) // MiB))
     churn = Churn(a, cluster, procs, "%s:%s:%s" % (
         cluster.conf, DRIVER_CLASSES, cp),
         dropin) if a.churn_seconds else None

@@ -18,17 +18,22 @@ CHURN_THREADS = 2
 CHURN_MAX_SIZE = 16 * MiB
 CHURN_KEEP_BYTES = 64 * MiB
 CHURN_HEAP = "256m"
+# --executor: a Spark executor's tasks write files of this size and more
+# (Parquet and ORC parts, shuffle-sized outputs), with the JVM's own
+# pipeline shape.
+EXECUTOR_MIN_SIZE = 16 * MiB
+EXECUTOR_DISTRIBUTION = "auto"
 
 
 class Writer:
     """One client JVM running SoakWriter."""
 
-    def __init__(self, index, proc, log_path, distribution):
+    def __init__(self, index, proc, log_path, distribution, name=None):
         self.index = index
         self.proc = proc
         self.log = log_path
         self.distribution = distribution
-        self.name = "client%d" % (index + 1)
+        self.name = name or "client%d" % (index + 1)
 
     def last(self, tag="SOAK"):
         """The writer's last progress line of `tag`, parsed ({} if none)."""
@@ -47,7 +52,8 @@ class Writer:
 
 
 def writer_argv(a, cluster, classpath, dropin, name, dist, threads,
-                seconds, seed, max_size, keep_bytes, heap=HEAP):
+                seconds, seed, max_size, keep_bytes, heap=HEAP,
+                min_size=None):
     """The command line of a SoakWriter JVM writing under /soak/NAME."""
     return [cluster.java, "-Xmx" + heap,
             "-Djava.net.preferIPv4Stack=true"] \
@@ -59,7 +65,8 @@ def writer_argv(a, cluster, classpath, dropin, name, dist, threads,
             "-threads", str(threads), "-seconds", str(int(seconds)),
             "-dir", "/soak/" + name, "-seed", str(seed),
             "-max-size", str(max_size), "-keep-bytes", str(keep_bytes),
-            "-interval-seconds", str(a.interval_seconds)]
+            "-interval-seconds", str(a.interval_seconds)] + (
+            ["-min-size", str(min_size)] if min_size else [])
 
 
 def start_writers(a, cluster, procs, cp, driver_classes, dropin, seconds):
@@ -74,6 +81,15 @@ def start_writers(a, cluster, procs, cp, driver_classes, dropin, seconds):
         path = os.path.join(cluster.root, name + ".log")
         writers.append(Writer(i, procs.spawn(argv, path, name=name), path,
                               dist))
+    if a.executor:
+        i = a.jvms
+        argv = writer_argv(a, cluster, classpath, dropin, "executor",
+                           EXECUTOR_DISTRIBUTION, a.executor, seconds, i + 1,
+                           max(a.max_size, EXECUTOR_MIN_SIZE), a.keep_bytes,
+                           min_size=EXECUTOR_MIN_SIZE)
+        path = os.path.join(cluster.root, "executor.log")
+        writers.append(Writer(i, procs.spawn(argv, path, name="executor"),
+                              path, EXECUTOR_DISTRIBUTION, name="executor"))
     return writers
 
 

@@ -13,7 +13,10 @@ from hdfsrdma_bench.jvm_probe import (WORK_THREAD, fd_kinds, parse_jni_refs,
 from hdfsrdma_bench.soak import default_max_size, keep_logs_only
 from hdfsrdma_bench.soak_bounds import (SOCKETS_AFTER, drain_failures, growth,
                                         judge_growth, thirds)
-from hdfsrdma_bench.soak_writers import CHURN_MAX_SIZE, Churn
+from hdfsrdma_bench.soak_writers import (CHURN_MAX_SIZE,
+                                         EXECUTOR_DISTRIBUTION,
+                                         EXECUTOR_MIN_SIZE, Churn,
+                                         writer_argv)
 from hdfsrdma_bench import soak
 from hdfsrdma_bench.units import MiB
 
@@ -130,6 +133,29 @@ class Options(unittest.TestCase):
             with self.assertRaises(SystemExit), \
                     contextlib.redirect_stderr(io.StringIO()):
                 soak.parse_args(["--minutes", "2", "--conf", bad])
+
+
+    def test_executor(self):
+        self.assertEqual(soak.parse_args(["--minutes", "2"]).executor, 0)
+        a = soak.parse_args(["--minutes", "180", "--executor", "16"])
+        self.assertEqual((a.executor, a.max_size), (16, 256 * MiB))
+        with self.assertRaises(SystemExit), \
+                contextlib.redirect_stderr(io.StringIO()):
+            soak.parse_args(["--minutes", "2", "--executor", "-1"])
+
+    def test_executor_writer_argv(self):
+        a = soak.parse_args(["--minutes", "2", "--executor", "16"])
+        cluster = types.SimpleNamespace(java="java", root="/w")
+        argv = writer_argv(a, cluster, "/cp", "/d.jar", "executor",
+                           EXECUTOR_DISTRIBUTION, 16, 120, 3, 256 * MiB,
+                           1 << 30, min_size=EXECUTOR_MIN_SIZE)
+        self.assertEqual(argv[argv.index("-min-size") + 1],
+                         str(16 * MiB))
+        self.assertIn("dfs.client.rdma.distribution=auto", argv)
+        self.assertEqual(argv[argv.index("-threads") + 1], "16")
+        self.assertNotIn("-min-size", writer_argv(
+            a, cluster, "/cp", "/d.jar", "client1", "chain", 8, 120, 1,
+            16 * MiB, 1 << 30))
 
 
 class MaxSize(unittest.TestCase):

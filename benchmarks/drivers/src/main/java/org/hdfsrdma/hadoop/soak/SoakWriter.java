@@ -34,7 +34,8 @@ import org.hdfsrdma.hadoop.bench.ToolArgs;
  * threads writing continuously, until a deadline, a mix of what HDFS
  * clients do, each file read back and compared byte for byte:
  * <ul>
- * <li>whole files of 1 KiB to {@code -max-size} (log-uniform, odd sizes,
+ * <li>whole files of {@code -min-size} (1 KiB unless given) to
+ * {@code -max-size} (log-uniform, odd sizes,
  * writes of 1 byte to 1 MiB), replication 1 to 3, with a block size of a
  * quarter of {@code -max-size} so the larger files span blocks;</li>
  * <li>streams that {@code hflush} or {@code hsync} after each of 3 to 8
@@ -65,12 +66,12 @@ public final class SoakWriter extends Configured implements Tool {
       "ClientPoolInUseBytes", "ClientConnects", "DataBytesSent",
       "CallbackFailures", "StrayMessages"};
   private static final int MAX_CHUNK = 1 << 20;
-  private static final long MIN_SIZE = 1024;
 
   private final PrintStream out = System.out;
   private FileSystem fs;
   private int threads = 8;
   private long seconds = 120;
+  private long minSize = 1024;
   private long maxSize = 256L << 20;
   private long keepBytes = 1L << 30;
   private int keepFiles = 3;
@@ -198,8 +199,8 @@ public final class SoakWriter extends Configured implements Tool {
     }
 
     long size(long max) {
-      double lo = Math.log(MIN_SIZE);
-      double hi = Math.log(Math.max(MIN_SIZE + 1, max));
+      double lo = Math.log(minSize);
+      double hi = Math.log(Math.max(minSize + 1, max));
       return (long) Math.exp(lo + rnd.nextDouble() * (hi - lo));
     }
 
@@ -415,6 +416,9 @@ public final class SoakWriter extends Configured implements Tool {
         break;
       case "-seconds":
         seconds = Long.parseLong(v);
+        break;
+      case "-min-size":
+        minSize = Long.parseLong(v);
         break;
       case "-max-size":
         maxSize = Long.parseLong(v);
