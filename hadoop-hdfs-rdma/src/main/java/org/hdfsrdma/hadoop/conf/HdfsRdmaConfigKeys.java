@@ -91,6 +91,24 @@ public final class HdfsRdmaConfigKeys {
   /** UCX_TLS for this JVM's UCX context; empty: UCX chooses. */
   public static final String DFS_RDMA_UCX_TLS_KEY = "dfs.rdma.ucx.tls";
   public static final String DFS_RDMA_UCX_TLS_DEFAULT = "^tcp";
+  // Reads (DESIGN.md section 9).
+  public static final String DFS_CLIENT_RDMA_READ_ENABLED_KEY =
+      "dfs.client.rdma.read.enabled";
+  public static final boolean DFS_CLIENT_RDMA_READ_ENABLED_DEFAULT = false;
+  public static final String DFS_DATANODE_RDMA_READ_ENABLED_KEY =
+      "dfs.datanode.rdma.read.enabled";
+  public static final boolean DFS_DATANODE_RDMA_READ_ENABLED_DEFAULT = true;
+  public static final String DFS_DATANODE_RDMA_READ_BUFFER_BYTES_KEY =
+      "dfs.datanode.rdma.read.buffer-bytes";
+  public static final int DFS_DATANODE_RDMA_READ_BUFFER_BYTES_DEFAULT =
+      1024 * 1024;
+  public static final String DFS_DATANODE_RDMA_READ_USER_BUFFERS_KEY =
+      "dfs.datanode.rdma.read.user-buffers";
+  public static final int DFS_DATANODE_RDMA_READ_USER_BUFFERS_DEFAULT = 16;
+  public static final String DFS_DATANODE_RDMA_READ_MAX_BUFFERS_KEY =
+      "dfs.datanode.rdma.read.max-buffers";
+  public static final int DFS_DATANODE_RDMA_READ_MAX_BUFFERS_DEFAULT = 64;
+
   /**
    * Whether UCX may use its tcp transport, whose listening socket takes
    * connections from any host: for trusted networks and tests only.

@@ -38,6 +38,11 @@ public final class RdmaConf {
   private final int dataNodeMaxRegionsPerBlock;
   private final long dataNodeUnboundConnectionTimeoutMs;
   private final boolean dataNodeTimers;
+  private final boolean clientReads;
+  private final boolean dataNodeReads;
+  private final int dataNodeReadBufferBytes;
+  private final int dataNodeReadUserBuffers;
+  private final int dataNodeReadMaxBuffers;
 
   // Both.
   private final String ucxTls;
@@ -131,6 +136,28 @@ public final class RdmaConf {
       gets = (int) landing;
     }
     dataNodeGetsInFlight = gets;
+    clientReads = r.getBoolean(DFS_CLIENT_RDMA_READ_ENABLED_KEY,
+        DFS_CLIENT_RDMA_READ_ENABLED_DEFAULT);
+    dataNodeReads = r.getBoolean(DFS_DATANODE_RDMA_READ_ENABLED_KEY,
+        DFS_DATANODE_RDMA_READ_ENABLED_DEFAULT);
+    dataNodeReadBufferBytes = r.getInt(
+        DFS_DATANODE_RDMA_READ_BUFFER_BYTES_KEY,
+        DFS_DATANODE_RDMA_READ_BUFFER_BYTES_DEFAULT);
+    int readMax = r.getInt(DFS_DATANODE_RDMA_READ_MAX_BUFFERS_KEY,
+        DFS_DATANODE_RDMA_READ_MAX_BUFFERS_DEFAULT);
+    int readUser = r.getInt(DFS_DATANODE_RDMA_READ_USER_BUFFERS_KEY,
+        DFS_DATANODE_RDMA_READ_USER_BUFFERS_DEFAULT);
+    if (readUser > readMax) {
+      r.problem(DFS_DATANODE_RDMA_READ_USER_BUFFERS_KEY + " > "
+          + DFS_DATANODE_RDMA_READ_MAX_BUFFERS_KEY,
+          DFS_DATANODE_RDMA_READ_USER_BUFFERS_KEY + "=" + readUser
+          + " is more than " + DFS_DATANODE_RDMA_READ_MAX_BUFFERS_KEY + "="
+          + readMax + " (one user may not hold more than all); using "
+          + readMax);
+      readUser = readMax;
+    }
+    dataNodeReadUserBuffers = readUser;
+    dataNodeReadMaxBuffers = readMax;
     dataNodeAllowEmulatedGets = r.getBoolean(
         DFS_DATANODE_RDMA_ALLOW_EMULATED_GETS_KEY,
         DFS_DATANODE_RDMA_ALLOW_EMULATED_GETS_DEFAULT);
@@ -313,5 +340,30 @@ public final class RdmaConf {
   /** Whether DataNode packet phases are timed. */
   public boolean dataNodeTimers() {
     return dataNodeTimers;
+  }
+
+  /** Whether the client offers to read blocks over UCX. */
+  public boolean clientReads() {
+    return clientReads;
+  }
+
+  /** Whether a DataNode serves reads over UCX when offered. */
+  public boolean dataNodeReads() {
+    return dataNodeReads;
+  }
+
+  /** Bytes of one buffer a DataNode serves a read from. */
+  public int dataNodeReadBufferBytes() {
+    return dataNodeReadBufferBytes;
+  }
+
+  /** Read buffers one user's reads may hold at a DataNode. */
+  public int dataNodeReadUserBuffers() {
+    return dataNodeReadUserBuffers;
+  }
+
+  /** Read buffers all reads of a DataNode may hold. */
+  public int dataNodeReadMaxBuffers() {
+    return dataNodeReadMaxBuffers;
   }
 }

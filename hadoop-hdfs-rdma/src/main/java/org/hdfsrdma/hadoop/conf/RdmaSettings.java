@@ -13,6 +13,7 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 
 import org.apache.hadoop.conf.Configuration;
+import org.hdfsrdma.hadoop.protocol.ReadOffer;
 import org.hdfsrdma.hadoop.protocol.WriteRequest;
 import org.hdfsrdma.hadoop.util.LogOnce;
 
@@ -165,6 +166,16 @@ public final class RdmaSettings {
     add(r, DFS_DATANODE_RDMA_UNBOUND_CONNECTION_TIMEOUT_MS_KEY, 1,
         24L * 3600 * 1000, "how long a connection that opened no block is"
         + " kept");
+    // Whole pages of stock packets; at most what a read offer takes.
+    add(r, DFS_DATANODE_RDMA_READ_BUFFER_BYTES_KEY, ReadOffer.MIN_PACKET_BYTES,
+        ReadOffer.MAX_PACKET_BYTES, "bytes of one buffer a read is served"
+        + " from");
+    // A read takes a window of at least two buffers; past the most a read
+    // offer asks for, a user's cap only holds memory.
+    add(r, DFS_DATANODE_RDMA_READ_USER_BUFFERS_KEY, ReadOffer.MIN_WINDOW,
+        ReadOffer.MAX_WINDOW, "read buffers one user's reads may hold");
+    add(r, DFS_DATANODE_RDMA_READ_MAX_BUFFERS_KEY, ReadOffer.MIN_WINDOW,
+        POOL_MAX_BUFFERS, "read buffers all reads of a DataNode may hold");
     RANGES = Collections.unmodifiableMap(r);
   }
 
@@ -190,6 +201,10 @@ public final class RdmaSettings {
         "whether the DataNode takes gets UCX emulates over tcp");
     f.put(DFS_DATANODE_RDMA_PACKET_TIMERS_ENABLED_KEY,
         "whether DataNode packets are timed");
+    f.put(DFS_CLIENT_RDMA_READ_ENABLED_KEY, "whether the client reads over"
+        + " UCX");
+    f.put(DFS_DATANODE_RDMA_READ_ENABLED_KEY, "whether the DataNode serves"
+        + " reads over UCX");
     f.put(DFS_RDMA_UCX_ALLOW_TCP_KEY, "whether UCX may run its tcp"
         + " transport");
     FLAGS = Collections.unmodifiableMap(f);

@@ -3,9 +3,12 @@ package org.hdfsrdma.hadoop.datanode;
 import java.io.Closeable;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 
+import org.hdfsrdma.hadoop.conf.RdmaConf;
 import org.hdfsrdma.hadoop.metrics.UcxJvmMetrics;
 import org.hdfsrdma.hadoop.runtime.UcxRuntime;
+import org.hdfsrdma.hadoop.sender.ReaderPools;
 import org.hdfsrdma.ucx.Closeables;
 
 /**
@@ -23,6 +26,11 @@ public final class DataNodeServer
   public static final int MAX_CLIENT_CONNECTIONS =
       UcxConnections.MAX_CONNECTIONS;
 
+  /** Readers with a pool of read buffers at once, at most. */
+  static final int MAX_READERS = 1024;
+  /** A reader's pool unused this long is deregistered. */
+  static final long READER_IDLE_NANOS = TimeUnit.SECONDS.toNanos(60);
+
   /** How often idle connections and regions are swept. */
   private static final long SWEEP_MS = 1000;
 
@@ -30,6 +38,7 @@ public final class DataNodeServer
   private final UcxConnections connections;
   private final RegionCache regions;
   private final SessionTable sessions;
+  private final ReaderPools readers;
   /** The DataNodes serving through this side, by their DataNode object. */
   private final Map<Object, UcxDataNode> serving =
       new ConcurrentHashMap<Object, UcxDataNode>();
@@ -41,10 +50,16 @@ public final class DataNodeServer
         runtime.conf().dataNodeUnboundConnectionTimeoutMs());
     this.regions = new RegionCache(runtime);
     this.sessions = new SessionTable(connections, regions);
+    RdmaConf conf = runtime.conf();
+    this.readers = new ReaderPools(runtime.worker().context(),
+        conf.dataNodeReadBufferBytes(), conf.dataNodeReadUserBuffers(),
+        conf.dataNodeReadMaxBuffers(), MAX_READERS);
+    runtime.pools().alsoOwns(readers::ownsSegment);
     runtime.worker().setMessageHandler(sessions);
     runtime.maintenance().every(SWEEP_MS, () -> {
       connections.sweep();
       regions.sweep();
+      readers.sweep(System.nanoTime(), READER_IDLE_NANOS);
     });
     runtime.metrics().serve(this);
   }
@@ -93,6 +108,11 @@ public final class DataNodeServer
     return sessions;
   }
 
+  /** The registered buffers reads are served from. */
+  public ReaderPools readers() {
+    return readers;
+  }
+
   UcxConnections connections() {
     return connections;
   }
@@ -133,6 +153,6 @@ public final class DataNodeServer
       d.stop();
     }
     runtime.worker().setMessageHandler(null);
-    Closeables.closeAll(connections, regions);
+    Closeables.closeAll(connections, regions, readers);
   }
 }

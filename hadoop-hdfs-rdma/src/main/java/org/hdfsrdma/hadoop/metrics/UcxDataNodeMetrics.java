@@ -50,6 +50,9 @@ public final class UcxDataNodeMetrics implements MetricsSource {
   private final AtomicLong blocksOverUcx = new AtomicLong();
   private final AtomicLong blocksOverTcp = new AtomicLong();
   private final AtomicLong blocksFellBack = new AtomicLong();
+  private final AtomicLong readsOverUcx = new AtomicLong();
+  private final AtomicLong readBytesOverUcx = new AtomicLong();
+  private final AtomicLong readsFellBack = new AtomicLong();
   private final PacketPhaseTimes times;
   private final LongSupplier ingest;
 
@@ -81,6 +84,15 @@ public final class UcxDataNodeMetrics implements MetricsSource {
       registry.newCounter("BlocksFellBack", "Client blocks this DataNode's"
           + " UCX failed (a message refused, a get failed, no packet in"
           + " time), whose client it asked to continue over TCP", 0L);
+  private final MutableCounterLong readsOverUcxMetric = registry.newCounter(
+      "ReadsOverUcx", "Block reads this DataNode served from registered"
+          + " memory to a client's gets", 0L);
+  private final MutableCounterLong readBytesOverUcxMetric =
+      registry.newCounter("ReadBytesOverUcx", "Bytes of stock packets"
+          + " (headers, checksums, data) clients took with gets", 0L);
+  private final MutableCounterLong readsFellBackMetric = registry.newCounter(
+      "ReadsFellBack", "Block reads whose client could not take a buffer"
+          + " over UCX and had the rest sent as stock packets", 0L);
   private final MutableGaugeLong ingestBytesPerSecond = registry.newGauge(
       "IngestBytesPerSecond", "Bytes this DataNode's receivers took in per"
           + " second of their busy time (moving average; 0 before a sample)",
@@ -121,6 +133,29 @@ public final class UcxDataNodeMetrics implements MetricsSource {
     blocksFellBack.incrementAndGet();
   }
 
+  /** A read served over UCX ended; the client took {@code bytes}. */
+  public void countRead(long bytes) {
+    readsOverUcx.incrementAndGet();
+    readBytesOverUcx.addAndGet(bytes);
+  }
+
+  /** A read's client asked for the rest as stock packets. */
+  public void countReadFallback() {
+    readsFellBack.incrementAndGet();
+  }
+
+  public long readsFellBack() {
+    return readsFellBack.get();
+  }
+
+  public long readsOverUcx() {
+    return readsOverUcx.get();
+  }
+
+  public long readBytesOverUcx() {
+    return readBytesOverUcx.get();
+  }
+
   public long blocksFellBack() {
     return blocksFellBack.get();
   }
@@ -159,6 +194,9 @@ public final class UcxDataNodeMetrics implements MetricsSource {
     Sources.advance(blocksOverUcxMetric, blocksOverUcx.get());
     Sources.advance(blocksOverTcpMetric, blocksOverTcp.get());
     Sources.advance(blocksFellBackMetric, blocksFellBack.get());
+    Sources.advance(readsOverUcxMetric, readsOverUcx.get());
+    Sources.advance(readBytesOverUcxMetric, readBytesOverUcx.get());
+    Sources.advance(readsFellBackMetric, readsFellBack.get());
     ingestBytesPerSecond.set(ingest.getAsLong());
     if (rates != null) {
       rates.update();

@@ -1,6 +1,9 @@
 package org.hdfsrdma.hadoop.runtime;
 
 import java.io.Closeable;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.IntPredicate;
 
 import org.hdfsrdma.hadoop.conf.RdmaConf;
 import org.hdfsrdma.hadoop.conf.RdmaSettings;
@@ -9,8 +12,9 @@ import org.hdfsrdma.ucx.RegisteredBufferPool;
 import org.hdfsrdma.ucx.UcxContext;
 
 /**
- * The JVM's two pools of registered memory, each created on first use: the
- * client's packet buffers and the DataNodes' landing buffers. After
+ * The JVM's pools of registered memory, each created on first use: the
+ * client's packet buffers, the DataNodes' landing buffers and the landing
+ * buffers of the client's reads. After
  * creation a pool is read without a lock (a DataNode resolves it once per
  * block, a client once per stream).
  */
@@ -22,7 +26,11 @@ public final class BufferPools implements Closeable {
   private final RdmaConf conf;
   private volatile RegisteredBufferPool landing;
   private volatile RegisteredBufferPool client;
+  private volatile RegisteredBufferPool readLanding;
   private boolean closed;
+  /** Memory this JVM exposes besides these pools (a DataNode's reads). */
+  private final List<IntPredicate> otherOwners =
+      new CopyOnWriteArrayList<IntPredicate>();
 
   /**
    * @param maxHeaderBytes most bytes of a packet header (Hadoop's
@@ -68,6 +76,26 @@ public final class BufferPools implements Closeable {
     return client;
   }
 
+  /**
+   * The client side's registered memory that reads' gets land in, with
+   * buffers of {@code bufferBytes} (the largest a read offer takes; the
+   * first read sets it for the JVM).
+   */
+  public RegisteredBufferPool readLanding(int bufferBytes) {
+    RegisteredBufferPool p = readLanding;
+    return p != null ? p : createReadLanding(bufferBytes);
+  }
+
+  private synchronized RegisteredBufferPool createReadLanding(
+      int bufferBytes) {
+    checkOpen();
+    if (readLanding == null) {
+      readLanding = pool("client-read-landing", bufferBytes,
+          RdmaSettings.LANDING_SLAB_BYTES, conf.clientPoolMaxBytes());
+    }
+    return readLanding;
+  }
+
   private void checkOpen() {
     if (closed) {
       throw new IllegalStateException("the UCX runtime's pools are closed");
@@ -88,8 +116,27 @@ public final class BufferPools implements Closeable {
   public boolean ownsSegment(int shmid) {
     RegisteredBufferPool c = client;
     RegisteredBufferPool l = landing;
-    return c != null && c.ownsSegment(shmid)
-        || l != null && l.ownsSegment(shmid);
+    RegisteredBufferPool r = readLanding;
+    if (c != null && c.ownsSegment(shmid)
+        || l != null && l.ownsSegment(shmid)
+        || r != null && r.ownsSegment(shmid)) {
+      return true;
+    }
+    for (IntPredicate other : otherOwners) {
+      if (other.test(shmid)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Adds memory this JVM exposes from pools of its own (a DataNode's read
+   * buffers) to what {@link #ownsSegment} knows, so that a reader in the
+   * same JVM may read it.
+   */
+  public void alsoOwns(IntPredicate owner) {
+    otherOwners.add(owner);
   }
 
   /**
@@ -114,6 +161,6 @@ public final class BufferPools implements Closeable {
       return;
     }
     closed = true;
-    Closeables.closeAll(landing, client);
+    Closeables.closeAll(readLanding, landing, client);
   }
 }

@@ -173,6 +173,19 @@ public final class ReaderPools implements Closeable {
     return n;
   }
 
+  /**
+   * Whether SysV segment {@code shmid} is memory of one of these pools: a
+   * reader in this very JVM (MiniDFSCluster) may read it.
+   */
+  public synchronized boolean ownsSegment(int shmid) {
+    for (ReaderPool p : pools.values()) {
+      if (p.buffers.ownsSegment(shmid)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** Pools that exist now. */
   public synchronized int readers() {
     return pools.size();

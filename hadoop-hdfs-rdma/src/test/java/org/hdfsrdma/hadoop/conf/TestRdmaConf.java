@@ -70,6 +70,12 @@ public class TestRdmaConf {
     GETTERS.put(DFS_DATANODE_RDMA_GETS_IN_FLIGHT_KEY, RdmaConf::getsInFlight);
     GETTERS.put(DFS_DATANODE_RDMA_MAX_REGIONS_PER_BLOCK_KEY,
         RdmaConf::maxRegionsPerBlock);
+    GETTERS.put(DFS_DATANODE_RDMA_READ_BUFFER_BYTES_KEY,
+        RdmaConf::dataNodeReadBufferBytes);
+    GETTERS.put(DFS_DATANODE_RDMA_READ_USER_BUFFERS_KEY,
+        RdmaConf::dataNodeReadUserBuffers);
+    GETTERS.put(DFS_DATANODE_RDMA_READ_MAX_BUFFERS_KEY,
+        RdmaConf::dataNodeReadMaxBuffers);
     GETTERS.put(DFS_DATANODE_RDMA_UNBOUND_CONNECTION_TIMEOUT_MS_KEY,
         RdmaConf::dataNodeUnboundConnectionTimeoutMs);
   }

@@ -1,0 +1,136 @@
+package org.hdfsrdma.hadoop.client;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.channels.ReadableByteChannel;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import org.apache.hadoop.conf.Configuration;
+import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
+import org.hdfsrdma.hadoop.conf.RdmaConf;
+import org.hdfsrdma.hadoop.protocol.ReadAnswer;
+import org.hdfsrdma.hadoop.protocol.ReadOffer;
+import org.hdfsrdma.hadoop.runtime.UcxRuntime;
+import org.hdfsrdma.hadoop.util.LogOnce;
+import org.hdfsrdma.ucx.RemoteRegion;
+import org.hdfsrdma.ucx.UcxEndpoint;
+import org.hdfsrdma.ucx.UcxUnavailableException;
+
+/**
+ * A client's side of a block read over UCX (DESIGN.md section 9), the same
+ * on every release: whether a read offers UCX ({@link #offer}) and, when
+ * the DataNode answered, the channel the block reader reads the packets
+ * from ({@link #channel}). Release-neutral: the per-release layer hands it
+ * plain values.
+ */
+public final class BlockReads {
+
+  /** The data bytes per buffer a reader offers to take: the most allowed. */
+  static final int OFFER_PACKET_BYTES = ReadOffer.MAX_PACKET_BYTES;
+  /** Buffers a reader asks the DataNode to fill ahead of its credits. */
+  static final int OFFER_WINDOW = 4;
+
+  private final UcxRuntime runtime;
+  private final ReadOffer offer;
+
+  private BlockReads(UcxRuntime runtime, ReadOffer offer) {
+    this.runtime = runtime;
+    this.offer = offer;
+  }
+
+  /**
+   * The UCX offer of one block read, or null when it stays stock:
+   * {@code dfs.client.rdma.read.enabled} is false, the transfer is
+   * protected, the connection is a domain socket, or UCX is unusable here.
+   */
+  public static BlockReads offer(Configuration conf, boolean domainSocket) {
+    if (conf == null || domainSocket || !conf.getBoolean(
+        HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_READ_ENABLED_KEY,
+        HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_READ_ENABLED_DEFAULT)) {
+      return null;
+    }
+    if (RdmaConf.transferProtected(conf)) {
+      LogOnce.warn("client-read-protection", "hdfs-rdma: reads stay on"
+          + " TCP: " + RdmaConf.TRANSFER_PROTECTED_REASON);
+      return null;
+    }
+    UcxRuntime runtime = UcxRuntime.current();
+    if (runtime == null) {
+      try {
+        runtime = UcxRuntime.get(conf);
+      } catch (UcxUnavailableException e) {
+        LogOnce.warn("client-read-unavailable", "hdfs-rdma: UCX"
+            + " unavailable, reads stay on TCP: " + e.getMessage());
+        return null;
+      }
+    }
+    return new BlockReads(runtime, new ReadOffer(clientKey(
+        runtime.workerAddress()), OFFER_PACKET_BYTES, OFFER_WINDOW));
+  }
+
+  /** What the {@code readBlock} op carries. */
+  public ReadOffer readOffer() {
+    return offer;
+  }
+
+  /**
+   * The channel to read the block's packets from: {@code socket} itself
+   * when the DataNode left the offer unanswered, else one that takes the
+   * described buffers over UCX.
+   *
+   * @param answer the DataNode's answer, or null
+   * @param xferAddr the DataNode the reader connected to
+   * @param credits the socket's output
+   * @throws IOException when the DataNode answered but its answer or its
+   *     UCX cannot be used (the DataNode will not send the packets on the
+   *     socket: the read fails, and Hadoop tries the next replica)
+   */
+  public ReadableByteChannel channel(ReadAnswer answer,
+      ReadableByteChannel socket, OutputStream credits, String xferAddr,
+      int bytesPerChecksum, long blockId, String block) throws IOException {
+    ReadCounters counters = ReadCounters.of(runtime);
+    if (answer == null) {
+      counters.stock();
+      return socket;
+    }
+    answer.checkFor(offer, xferAddr, bytesPerChecksum);
+    RdmaConf conf = runtime.conf();
+    UcxEndpoint endpoint;
+    try {
+      endpoint = runtime.connect(answer.getDataNode().getWorkerAddress(),
+          xferAddr).get(conf.connectTimeoutMs(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("hdfs-rdma: interrupted connecting to "
+          + xferAddr + " for " + block, e);
+    } catch (ExecutionException | TimeoutException e) {
+      throw new IOException("hdfs-rdma: cannot connect to " + xferAddr
+          + " over UCX for " + block + ": " + e.getMessage(), e);
+    }
+    counters.answered();
+    return new ReadChannel(socket, credits, endpoint,
+        new RemoteRegion.Policy(runtime.pools()::ownsSegment,
+            conf.dataNodeAllowEmulatedGets()),
+        answer, blockId, runtime.pools().readLanding(OFFER_PACKET_BYTES),
+        conf.getTimeoutMs(), counters, "the read of " + block + " from "
+            + xferAddr);
+  }
+
+  /**
+   * The offer's client key: the first bytes of a digest of the worker
+   * address (the address is hundreds of bytes; only its identity matters).
+   */
+  static byte[] clientKey(byte[] workerAddress) {
+    try {
+      byte[] d = MessageDigest.getInstance("SHA-256").digest(workerAddress);
+      return Arrays.copyOf(d, ReadOffer.CLIENT_KEY_LENGTH);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("no SHA-256 in this JVM", e);
+    }
+  }
+}

@@ -1,0 +1,155 @@
+package org.hdfsrdma.hadoop;
+
+import static org.junit.Assert.assertArrayEquals;
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+import static org.junit.Assume.assumeTrue;
+
+import java.util.Random;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.hdfs.DFSTestUtil;
+import org.apache.hadoop.hdfs.MiniDFSCluster;
+import org.apache.hadoop.hdfs.server.datanode.DataNode;
+import org.apache.hadoop.test.GenericTestUtils;
+import org.hdfsrdma.hadoop.client.ReadCounters;
+import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
+import org.hdfsrdma.hadoop.datanode.DataNodeServer;
+import org.hdfsrdma.hadoop.datanode.UcxDataNode;
+import org.hdfsrdma.hadoop.runtime.UcxRuntime;
+import org.hdfsrdma.ucx.UcxLibrary;
+import org.junit.After;
+import org.junit.Before;
+import org.junit.Test;
+
+/**
+ * UCX reads where the DataNode's memory is not shared with the client:
+ * UCX restricted to its tcp transport, as between hosts without RDMA
+ * hardware. With gets UCX emulates over tcp allowed, the client takes
+ * every buffer with a get into its own landing memory (the path RDMA
+ * hardware takes); with them refused (the default), the client cannot
+ * open the DataNode's regions, asks for stock packets, and every read
+ * still returns every byte: UCX never costs a read.
+ */
+public class TestUcxReadsOverTcp {
+
+  private static final int BLOCK_SIZE = 1024 * 1024;
+
+  private MiniDFSCluster cluster;
+  private FileSystem reader;
+
+  @Before
+  public void check() throws Exception {
+    assumeTrue("UCX unavailable: " + UcxLibrary.unavailableReason(),
+        UcxLibrary.isAvailable());
+    assumeTrue("this release's block reader has no UCX read hook",
+        TestUcxReads.readHooked());
+  }
+
+  @After
+  public void stop() throws Exception {
+    try {
+      if (reader != null) {
+        reader.close();
+      }
+      if (cluster != null) {
+        cluster.shutdown();
+      }
+    } finally {
+      UcxRuntime.shutdown();
+    }
+  }
+
+  private byte[] start(boolean emulatedGets, int size) throws Exception {
+    Configuration conf = TestUcxWritePath.ucxConf();
+    conf.setBoolean(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY, false);
+    conf.set(HdfsRdmaConfigKeys.DFS_RDMA_UCX_TLS_KEY, "tcp");
+    conf.setBoolean(HdfsRdmaConfigKeys.DFS_RDMA_UCX_ALLOW_TCP_KEY, true);
+    conf.setBoolean(
+        HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ALLOW_EMULATED_GETS_KEY,
+        emulatedGets);
+    cluster = new MiniDFSCluster.Builder(conf).numDataNodes(2).build();
+    cluster.waitActive();
+    FileSystem writer = cluster.getFileSystem();
+    byte[] data = new byte[size];
+    new Random(size).nextBytes(data);
+    try (FSDataOutputStream out = writer.create(new Path("/f"), (short) 2)) {
+      out.write(data);
+    }
+    DFSTestUtil.waitReplication(writer, new Path("/f"), (short) 2);
+    Configuration readConf = new Configuration(cluster.getConfiguration(0));
+    readConf.setBoolean(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_READ_ENABLED_KEY,
+        true);
+    reader = FileSystem.newInstance(writer.getUri(), readConf);
+    return data;
+  }
+
+  private long dataNodeFallbacks() {
+    long n = 0;
+    for (DataNode dn : cluster.getDataNodes()) {
+      n += UcxDataNode.of(dn).metrics().readsFellBack();
+    }
+    return n;
+  }
+
+  private long dataNodeReadBytes() {
+    long n = 0;
+    for (DataNode dn : cluster.getDataNodes()) {
+      n += UcxDataNode.of(dn).metrics().readBytesOverUcx();
+    }
+    return n;
+  }
+
+  /** Gets over tcp land in the client's memory, every byte verified. */
+  @Test(timeout = 300_000)
+  public void testReadsByGet() throws Exception {
+    int size = 3 * BLOCK_SIZE + 777;
+    byte[] data = start(true, size);
+    ReadCounters c = ReadCounters.of(UcxRuntime.current());
+    assertArrayEquals(data, DFSTestUtil.readFileBuffer(reader,
+        new Path("/f")));
+    try (FSDataInputStream in = reader.open(new Path("/f"))) {
+      byte[] got = new byte[100_000];
+      in.readFully(BLOCK_SIZE - 50_000, got);
+      for (int i = 0; i < got.length; i++) {
+        assertEquals(data[BLOCK_SIZE - 50_000 + i], got[i]);
+      }
+    }
+    assertTrue("reads answered: " + c.readsAnswered(),
+        c.readsAnswered() >= 5);
+    assertEquals("reads that fell back", 0, c.readsFellBack());
+    assertEquals("bytes read directly", 0, c.bytesReadDirectly());
+    assertTrue("bytes got: " + c.bytesRead(), c.bytesRead() > size);
+    GenericTestUtils.waitFor(() -> dataNodeReadBytes() == c.bytesRead(),
+        50, 30_000);
+  }
+
+  /**
+   * Emulated gets refused: each answered read asks for stock packets and
+   * returns every byte; the DataNodes count the fallbacks and keep no
+   * buffer.
+   */
+  @Test(timeout = 300_000)
+  public void testRefusedRegionsFallBackToStockPackets() throws Exception {
+    int size = 2 * BLOCK_SIZE + 99;
+    byte[] data = start(false, size);
+    ReadCounters c = ReadCounters.of(UcxRuntime.current());
+    for (int i = 0; i < 3; i++) {
+      assertArrayEquals(data, DFSTestUtil.readFileBuffer(reader,
+          new Path("/f")));
+    }
+    assertTrue("reads answered: " + c.readsAnswered(),
+        c.readsAnswered() >= 9);
+    assertEquals("every answered read fell back", c.readsAnswered(),
+        c.readsFellBack());
+    assertEquals("bytes over UCX", 0, c.bytesRead());
+    GenericTestUtils.waitFor(() -> dataNodeFallbacks() == c.readsFellBack(),
+        50, 30_000);
+    GenericTestUtils.waitFor(() -> DataNodeServer.of(UcxRuntime.current())
+        .readers().held() == 0, 50, 30_000);
+  }
+}
