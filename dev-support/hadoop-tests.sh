@@ -1,25 +1,28 @@
 #!/usr/bin/env bash
-# Hadoop's own write-path test classes of one Hadoop release (from its
-# tests jars), on that release's jars:
+# Hadoop's own write-path (or read-path) test classes of one Hadoop
+# release (from its tests jars), on that release's jars:
 #
-#   hadoop-tests.sh RELEASE ucx|stock|project [TESTS [MAVEN_OPTION...]]
+#   hadoop-tests.sh RELEASE ucx|reads|stock|project [TESTS [MAVEN_OPTION...]]
 #
 # ucx: with the drop-in jar as -javaagent: (the agent swaps in RELEASE's
 # patched classes) and the UCX path on (hadoop-hdfs-rdma/src/test/resources
-# /hdfs-site.xml); stock: the release's jars alone. TESTS is surefire's
-# -Dtest (default: the write-path classes below; "" for the default with
-# options after it, e.g. -Dhdfsrdma.killmatrix=full). Prints "RELEASE MODE: N
-# run, F failed, K passed only on a rerun, S skipped" (and each such
-# method by name) and, for ucx, the bytes the
-# DataNodes fetched over UCX; project: hdfs-rdma's own tests (compiled
-# against RELEASE: hadoop-releases.sh test-classes) on RELEASE's jars with
-# the drop-in jar as agent: on the home line (3.4) all of them, a MapReduce
-# job on RELEASE's YARN among them, elsewhere the write path's (the module
-# pom's project.tests.* say which). Exits non-zero when a test failed or, for ucx,
-# when UCX carried nothing. A failed method of Hadoop's is rerun (up to 3
-# times), as the module's 2.9.2 run does, and passes only if it is one of
-# the module pom's hadoop.tests.rerunnable (flakes the stock jars share);
-# hdfs-rdma's own tests (project) run once.
+# /hdfs-site.xml); reads: the same with clients reading over UCX too, and
+# Hadoop's read-path classes by default (the module pom's
+# hadoop.tests.reads); stock: the release's jars alone. TESTS is
+# surefire's -Dtest (default: the write-path classes below; "" for the
+# default with options after it, e.g. -Dhdfsrdma.killmatrix=full). Prints
+# "RELEASE MODE: N run, F failed, K passed only on a rerun, S skipped" (and
+# each such method by name) and, for ucx and reads, the bytes the
+# DataNodes fetched over UCX and those clients read over UCX; project:
+# hdfs-rdma's own tests (compiled against RELEASE: hadoop-releases.sh
+# test-classes) on RELEASE's jars with the drop-in jar as agent: on the
+# home line (3.4) all of them, a MapReduce job on RELEASE's YARN among
+# them, elsewhere the write path's (the module pom's project.tests.* say
+# which). Exits non-zero when a test failed, for ucx when UCX carried
+# nothing, for reads when clients read nothing over UCX. A failed method
+# of Hadoop's is rerun (up to 3 times), as the module's 2.9.2 run does,
+# and passes only if it is one of the module pom's hadoop.tests.rerunnable
+# (flakes the stock jars share); hdfs-rdma's own tests (project) run once.
 # Reports: hadoop-hdfs-rdma/target/releases/RELEASE/surefire-reports-MODE.
 # The drop-in jar must be built (mvn -pl hadoop-hdfs-rdma -am package).
 set -euo pipefail
@@ -32,7 +35,7 @@ die() {
   echo "hadoop-tests.sh: $*" >&2
   exit 1
 }
-[ $# -ge 2 ] || die "usage: hadoop-tests.sh RELEASE ucx|stock|project" \
+[ $# -ge 2 ] || die "usage: hadoop-tests.sh RELEASE ucx|reads|stock|project" \
   "[TESTS [MAVEN_OPTION...]]"
 release="$1"
 mode="$2"
@@ -48,6 +51,10 @@ case "$release" in
 esac
 excluded="$(property hadoop.tests.stock-failures)"
 [ "$mode" = ucx ] && excluded="$excluded,$(property hadoop.tests.ucx-exclusions)"
+if [ "$mode" = reads ]; then
+  classes="$(property hadoop.tests.reads)"
+  excluded="$(property hadoop.tests.reads-stock-failures)"
+fi
 if [ "$mode" = project ]; then
   case "$release" in
     3.4.*) classes="$(property project.tests.home)" ;;
@@ -72,13 +79,14 @@ flags=(-B -ntp -Dstyle.color=never -Phadoop-tests -Dhadoop.release="$release"
   -Dout.dir="$out" -Dtests.mode="$mode" -Dhadoop.tests="$tests")
 case "$mode" in
   ucx) flags+=(-Ddropin.jar="$dropin") ;;
+  reads) flags+=(-Ddropin.jar="$dropin" -Dhdfsrdma.test.reads=true) ;;
   project) flags+=(-Ddropin.jar="$dropin" -Dtests.reruns=0 \
     -Dtests.reuse.forks=false -Dtests.dropin.classpath="$dropin" \
     -Dtests.release.classes="$module/target/classes/hdfs-rdma-patched/$release" \
     -Dhdfsrdma.test.other-ucx="$("$top/dev-support/ucx-wheel.sh")") ;;
   stock) flags+=(-Dagent.option= \
            -Dtest.resources="$module/src/test/stock-resources") ;;
-  *) die "mode must be ucx, stock or project, not $mode" ;;
+  *) die "mode must be ucx, reads, stock or project, not $mode" ;;
 esac
 # hdfs-rdma's own tests are JUnit 4 on every line: 3.5's JUnit 5 set has
 # no runner for them.
@@ -116,17 +124,27 @@ esac
 if [ "$mode" = project ]; then
   echo "hdfs-rdma's tests on Hadoop $release: $summary"
 else
-  echo "Hadoop $release's write-path tests, $mode: $summary"
+  path=write
+  [ "$mode" = reads ] && path=read
+  echo "Hadoop $release's $path-path tests, $mode: $summary"
 fi
 # The methods that failed, or passed only on their rerun, by name.
 tail -n +2 <<< "$counts" | sed 's/^/  /'
 
 # Project mode: each test asserts that UCX carried its bytes itself (most of
 # them count DataNodes in processes of their own, not in this file).
-if [ "$mode" = ucx ]; then
-  fetched="$(awk -F'[= ]' '{ f += $4 } END { print f + 0 }' \
-    "$out/ucx-totals-$mode.txt" 2>/dev/null || echo 0)"
+if [ "$mode" = ucx ] || [ "$mode" = reads ]; then
+  total() { # the sum of one key of the JVMs' totals lines
+    awk -v key="$1" '{ for (i = 1; i <= NF; i++) { split($i, kv, "=");
+      if (kv[1] == key) t += kv[2] } } END { printf "%.0f\n", t }' \
+      "$out/ucx-totals-$mode.txt" 2>/dev/null || echo 0
+  }
+  fetched="$(total ucx-data-bytes-fetched)"
   echo "  data bytes the DataNodes fetched over UCX: $fetched"
+  read_bytes="$(total ucx-read-bytes)"
+  echo "  bytes clients read over UCX: $read_bytes"
+  [ "$mode" = reads ] && [ "$read_bytes" -eq 0 ] && {
+    echo "clients read nothing over UCX; see $log" >&2; status=1; }
   [ "$fetched" -gt 0 ] || { echo "UCX carried nothing; see $log" >&2;
     status=1; }
 fi

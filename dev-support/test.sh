@@ -122,6 +122,8 @@ phase "Hadoop lines and the UCX leg, three lanes"
 #     UCX path on (2.9 runs them in the Maven build above, on the classes
 #     built from the patches). Their stock baselines are recorded per
 #     release by dev-support/hadoop-tests-baseline.sh, not rerun here;
+#   - on the home line, Hadoop's read-path tests with clients reading over
+#     UCX (the read preview's hooks exist on the 3.4 series only);
 #   - hdfs-rdma's own tests, compiled against the release, on its jars:
 #     on the home line (3.4) every one of them, the multi-process clusters,
 #     kill matrix and hostile peers among them, and a MapReduce job on that
@@ -132,7 +134,8 @@ lines="$(dev-support/releases.sh lines)"
 newest34="$(grep '^3\.4\.' <<< "$lines" | tail -1)"
 put_file=target/put-test-file
 head -c $((20 * 1024 * 1024 + 17)) /dev/urandom > "$put_file"
-line_tests() { # release [parts: put, hadoop, project; default all three]
+line_tests() { # release [parts: put, hadoop, project, reads; default the
+  # first three]
   local status=0 parts="${2:-put,hadoop,project}"
   if [[ ",$parts," == *,put,* ]]; then
     echo "put.sh --hadoop $1:"
@@ -144,6 +147,9 @@ line_tests() { # release [parts: put, hadoop, project; default all three]
   fi
   if [[ ",$parts," == *,project,* ]]; then
     dev-support/hadoop-tests.sh "$1" project || status=1
+  fi
+  if [[ ",$parts," == *,reads,* ]]; then
+    dev-support/hadoop-tests.sh "$1" reads || status=1
   fi
   return $status
 }
@@ -172,12 +178,14 @@ other_ucx_tests() {
     "$put_file"
 }
 # Three lanes, a lane's output printed whole when it ends: the home line's
-# put and every project test (the longest part); the UCX leg, the home
-# line's Hadoop tests and the newest line; the other lines. With the home
-# line whole in one lane, that lane ended 11 minutes after the others.
-# Hadoop's tests mostly wait on heartbeats, restarts and socket timeouts. Measured on fresh-clone runs (2026-11-28):
-# three lanes took 1,162 s; the UCX leg at the end of one of two lanes,
-# 1,483 s. The load average was above 5 either way.
+# put, every project test (the longest part) and its read-path tests
+# (that lane ended 5.5 minutes before the UCX one at a37874f); the UCX
+# leg, the home line's Hadoop tests and the newest line; the other lines.
+# With the home line whole in one lane, that lane ended 11 minutes after
+# the others. Hadoop's tests mostly wait on heartbeats, restarts and
+# socket timeouts. Measured on fresh-clone runs (2026-11-28): three lanes
+# took 1,162 s; the UCX leg at the end of one of two lanes, 1,483 s. The
+# load average was above 5 either way.
 others="$(grep -vx "$newest34" <<< "$lines")"
 newest="$(tail -1 <<< "$others")"
 lane() { # name, then commands: runs them all, fails if one failed
@@ -195,7 +203,7 @@ lines_except_newest() {
   done
   return $status
 }
-lane home "line_tests $newest34 put,project" &
+lane home "line_tests $newest34 put,project,reads" &
 home_pid=$!
 lane ucx other_ucx_tests "line_tests $newest34 hadoop" "line_tests $newest" &
 ucx_pid=$!

@@ -18,8 +18,8 @@ import org.apache.hadoop.hdfs.DFSTestUtil;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
 import org.apache.hadoop.test.GenericTestUtils;
-import org.hdfsrdma.hadoop.client.ReadCounters;
 import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
+import org.hdfsrdma.hadoop.metrics.ClientReads;
 import org.hdfsrdma.hadoop.datanode.DataNodeServer;
 import org.hdfsrdma.hadoop.datanode.UcxDataNode;
 import org.hdfsrdma.hadoop.runtime.UcxRuntime;
@@ -83,8 +83,8 @@ public class TestUcxReads {
     UcxRuntime.shutdown();
   }
 
-  private static ReadCounters clientCounters() {
-    return ReadCounters.of(UcxRuntime.current());
+  private static ClientReads clientCounters() {
+    return UcxRuntime.current().metrics().reads();
   }
 
   private static long[] dataNodeReads() {

@@ -16,8 +16,8 @@ import org.apache.hadoop.hdfs.DFSTestUtil;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
 import org.apache.hadoop.test.GenericTestUtils;
-import org.hdfsrdma.hadoop.client.ReadCounters;
 import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
+import org.hdfsrdma.hadoop.metrics.ClientReads;
 import org.hdfsrdma.hadoop.datanode.DataNodeServer;
 import org.hdfsrdma.hadoop.datanode.UcxDataNode;
 import org.hdfsrdma.hadoop.runtime.UcxRuntime;
@@ -109,7 +109,7 @@ public class TestUcxReadsOverTcp {
   public void testReadsByGet() throws Exception {
     int size = 3 * BLOCK_SIZE + 777;
     byte[] data = start(true, size);
-    ReadCounters c = ReadCounters.of(UcxRuntime.current());
+    ClientReads c = UcxRuntime.current().metrics().reads();
     assertArrayEquals(data, DFSTestUtil.readFileBuffer(reader,
         new Path("/f")));
     try (FSDataInputStream in = reader.open(new Path("/f"))) {
@@ -137,7 +137,7 @@ public class TestUcxReadsOverTcp {
   public void testRefusedRegionsFallBackToStockPackets() throws Exception {
     int size = 2 * BLOCK_SIZE + 99;
     byte[] data = start(false, size);
-    ReadCounters c = ReadCounters.of(UcxRuntime.current());
+    ClientReads c = UcxRuntime.current().metrics().reads();
     for (int i = 0; i < 3; i++) {
       assertArrayEquals(data, DFSTestUtil.readFileBuffer(reader,
           new Path("/f")));

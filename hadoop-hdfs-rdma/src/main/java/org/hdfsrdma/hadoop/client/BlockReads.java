@@ -13,6 +13,7 @@ import java.util.concurrent.TimeoutException;
 import org.apache.hadoop.conf.Configuration;
 import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
 import org.hdfsrdma.hadoop.conf.RdmaConf;
+import org.hdfsrdma.hadoop.metrics.ClientReads;
 import org.hdfsrdma.hadoop.protocol.ReadAnswer;
 import org.hdfsrdma.hadoop.protocol.ReadOffer;
 import org.hdfsrdma.hadoop.runtime.UcxRuntime;
@@ -93,7 +94,7 @@ public final class BlockReads {
   public ReadableByteChannel channel(ReadAnswer answer,
       ReadableByteChannel socket, OutputStream credits, String xferAddr,
       int bytesPerChecksum, long blockId, String block) throws IOException {
-    ReadCounters counters = ReadCounters.of(runtime);
+    ClientReads counters = runtime.metrics().reads();
     if (answer == null) {
       counters.stock();
       return socket;

@@ -8,6 +8,7 @@ import java.nio.ByteOrder;
 import java.nio.channels.ReadableByteChannel;
 import java.util.concurrent.TimeUnit;
 
+import org.hdfsrdma.hadoop.metrics.ClientReads;
 import org.hdfsrdma.hadoop.protocol.ReadAnswer;
 import org.hdfsrdma.hadoop.util.LogOnce;
 import org.hdfsrdma.ucx.MessageHeader;
@@ -50,7 +51,7 @@ public final class ReadChannel implements ReadableByteChannel {
   private final long blockId;
   private final long timeoutMs;
   private final String description;
-  private final ReadCounters counters;
+  private final ClientReads counters;
 
   private final ByteBuffer message = ByteBuffer.allocate(
       Math.max(RegionAnnouncement.MAX_LENGTH, PacketDescriptor.LENGTH))
@@ -96,7 +97,7 @@ public final class ReadChannel implements ReadableByteChannel {
   ReadChannel(ReadableByteChannel socket, OutputStream credits,
       UcxEndpoint endpoint, RemoteRegion.Policy policy, ReadAnswer answer,
       long blockId, RegisteredBufferPool landing, long timeoutMs,
-      ReadCounters counters, String description) {
+      ClientReads counters, String description) {
     this.socket = socket;
     this.credits = credits;
     this.endpoint = endpoint;

@@ -59,6 +59,9 @@ public final class Totals {
         .append(jvm.dataNodeTotal(UcxDataNodeMetrics.PACKETS_FETCHED))
         .append(" rejected-messages=").append(jvm.rejectedMessages())
         .append(" queued-sends=").append(jvm.queuedSends())
+        .append(" ucx-read-bytes=").append(jvm.reads().bytesRead())
+        .append(" reads-over-ucx=").append(jvm.reads().readsAnswered())
+        .append(" reads-fell-back=").append(jvm.reads().readsFellBack())
         .append(" striped-streamers-over-tcp=")
         .append(ClientOutcomes.stripedStreamersOverTcp());
     for (PipelineOutcome o : PipelineOutcome.values()) {

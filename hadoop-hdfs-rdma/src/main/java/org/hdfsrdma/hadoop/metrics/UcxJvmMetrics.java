@@ -125,6 +125,7 @@ public final class UcxJvmMetrics implements MetricsSource {
   private final PoolGauges landingPool = new PoolGauges(registry,
       "LandingPool", "DataNode landing pool");
   private final PhaseRates rates;
+  private final ClientReads reads = new ClientReads(registry);
 
   /** A pool's four metrics, named with a common prefix. */
   private static final class PoolGauges {
@@ -228,6 +229,11 @@ public final class UcxJvmMetrics implements MetricsSource {
     return s == null ? 0 : s.rejectedMessages();
   }
 
+  /** What this JVM's block readers took over UCX. */
+  public ClientReads reads() {
+    return reads;
+  }
+
   /** The client's phase timers, or null when they are off. */
   public PacketPhaseTimes clientTimes() {
     return clientTimes;
@@ -254,6 +260,7 @@ public final class UcxJvmMetrics implements MetricsSource {
       clientConnections.set(s.clientConnections());
       openSessions.set(s.openSessions());
     }
+    reads.update();
     clientPool.update(gauges.clientPool());
     landingPool.update(gauges.landingPool());
     if (rates != null) {

@@ -7,9 +7,11 @@ import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import org.hdfsrdma.ucx.Closeables;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
@@ -63,6 +65,11 @@ public final class ReaderPools implements Closeable {
   private final long slabBytes;
 
   private final Map<String, ReaderPool> pools = new HashMap<>();
+  /**
+   * Pools not closed yet: those of {@link #pools} and retired ones that a
+   * read still uses (a reader in this JVM may still read them).
+   */
+  private final Set<RegisteredBufferPool> open = new HashSet<>();
   private final Map<String, Integer> heldByUser = new HashMap<>();
   private int held;
   private boolean closed;
@@ -127,6 +134,7 @@ public final class ReaderPools implements Closeable {
       pool = new ReaderPool(key, user, new RegisteredBufferPool(context,
           "reader-" + key, bufferSize, slabBytes, readerCapBytes, false));
       pools.put(key, pool);
+      open.add(pool.buffers);
       poolsMade++;
     }
     long[] tokens = new long[window];
@@ -166,7 +174,7 @@ public final class ReaderPools implements Closeable {
       ReaderPool p = it.next();
       if (p.reservations == 0 && nowNanos - p.lastUsedNanos >= idleNanos) {
         it.remove();
-        p.buffers.close();
+        closePool(p);
         n++;
       }
     }
@@ -178,8 +186,8 @@ public final class ReaderPools implements Closeable {
    * reader in this very JVM (MiniDFSCluster) may read it.
    */
   public synchronized boolean ownsSegment(int shmid) {
-    for (ReaderPool p : pools.values()) {
-      if (p.buffers.ownsSegment(shmid)) {
+    for (RegisteredBufferPool p : open) {
+      if (p.ownsSegment(shmid)) {
         return true;
       }
     }
@@ -233,6 +241,7 @@ public final class ReaderPools implements Closeable {
         all.add(p.buffers);
       }
       pools.clear();
+      open.clear();
     }
     Closeables.closeAll(all);
   }
@@ -255,7 +264,7 @@ public final class ReaderPools implements Closeable {
       return false;
     }
     pools.remove(oldest.key);
-    oldest.buffers.close();
+    closePool(oldest);
     return true;
   }
 
@@ -263,7 +272,7 @@ public final class ReaderPools implements Closeable {
     if (pool.reservations == 0 && (pool.retired
         || pool.buffers.metrics().registeredBytes() == 0)) {
       pools.remove(pool.key, pool);
-      pool.buffers.close();
+      closePool(pool);
     }
   }
 
@@ -288,8 +297,13 @@ public final class ReaderPools implements Closeable {
       poolsRetired++;
     }
     if (pool.retired && pool.reservations == 0) {
-      pool.buffers.close();
+      closePool(pool);
     }
+  }
+
+  private void closePool(ReaderPool pool) {
+    open.remove(pool.buffers);
+    pool.buffers.close();
   }
 
   /**
