@@ -87,9 +87,9 @@ public final class BlockReads {
    * @param answer the DataNode's answer, or null
    * @param xferAddr the DataNode the reader connected to
    * @param credits the socket's output
-   * @throws IOException when the DataNode answered but its answer or its
-   *     UCX cannot be used (the DataNode will not send the packets on the
-   *     socket: the read fails, and Hadoop tries the next replica)
+   * @throws IOException only when interrupted, or when the fallback a
+   *     read UCX cannot take asks for fails on the socket (as a stock read
+   *     would)
    */
   public ReadableByteChannel channel(ReadAnswer answer,
       ReadableByteChannel socket, OutputStream credits, String xferAddr,
@@ -99,27 +99,28 @@ public final class BlockReads {
       counters.stock();
       return socket;
     }
-    answer.checkFor(offer, xferAddr, bytesPerChecksum);
+    counters.answered();
+    String description = "the read of " + block + " from " + xferAddr;
     RdmaConf conf = runtime.conf();
     UcxEndpoint endpoint;
     try {
+      answer.checkFor(offer, xferAddr, bytesPerChecksum);
       endpoint = runtime.connect(answer.getDataNode().getWorkerAddress(),
           xferAddr).get(conf.connectTimeoutMs(), TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IOException("hdfs-rdma: interrupted connecting to "
           + xferAddr + " for " + block, e);
-    } catch (ExecutionException | TimeoutException e) {
-      throw new IOException("hdfs-rdma: cannot connect to " + xferAddr
-          + " over UCX for " + block + ": " + e.getMessage(), e);
+    } catch (IOException | ExecutionException | TimeoutException
+        | RuntimeException e) {
+      return ReadChannel.fallenBack(socket, credits, answer, blockId,
+          counters, description, "no UCX connection: " + e.getMessage());
     }
-    counters.answered();
     return new ReadChannel(socket, credits, endpoint,
         new RemoteRegion.Policy(runtime.pools()::ownsSegment,
             conf.dataNodeAllowEmulatedGets()),
         answer, blockId, runtime.pools().readLanding(OFFER_PACKET_BYTES),
-        conf.getTimeoutMs(), counters, "the read of " + block + " from "
-            + xferAddr);
+        conf.getTimeoutMs(), counters, description);
   }
 
   /**

@@ -101,7 +101,7 @@ public final class ReadChannel implements ReadableByteChannel {
     this.socket = socket;
     this.credits = credits;
     this.endpoint = endpoint;
-    this.worker = endpoint.worker();
+    this.worker = endpoint == null ? null : endpoint.worker();
     this.policy = policy;
     this.answer = answer;
     this.blockId = blockId;
@@ -114,8 +114,26 @@ public final class ReadChannel implements ReadableByteChannel {
     this.regions = new RemoteRegion[maxRegions];
     this.getStatus = new StatusSlots(1);
     this.getDone = () -> !getStatus.inProgress(0);
-    // A get still under way when the channel is dropped completes later.
-    worker.keepWhileInFlight(this, null, getStatus);
+    if (worker != null) {
+      // A get still under way when the channel is dropped completes later.
+      worker.keepWhileInFlight(this, null, getStatus);
+    }
+  }
+
+  /**
+   * The channel of an answered read that UCX cannot take at all (no
+   * connection to the DataNode, an answer that does not fit the offer): it
+   * asks for stock packets at once, and Hadoop reads them as from any
+   * DataNode.
+   */
+  static ReadChannel fallenBack(ReadableByteChannel socket,
+      OutputStream credits, ReadAnswer answer, long blockId,
+      ClientReads counters, String description, String why)
+      throws IOException {
+    ReadChannel c = new ReadChannel(socket, credits, null, null, answer,
+        blockId, null, 0, counters, description);
+    c.fallBack(why);
+    return c;
   }
 
   @Override
