@@ -26,7 +26,10 @@ public final class PatchState {
 
   /** The groups of patched classes, each replaced all or nothing. */
   public enum Group {
-    /** DataStreamer, DFSPacket, DFSOutputStream (hadoop-hdfs-client). */
+    /**
+     * DataStreamer, DFSPacket, DFSOutputStream, BlockReaderRemote
+     * (hadoop-hdfs-client).
+     */
     CLIENT("client", "client classes", "hadoop-hdfs-client"),
     /** BlockReceiver, DataXceiver, DataXceiverServer (hadoop-hdfs). */
     DATANODE("datanode", "DataNode classes", "hadoop-hdfs");

@@ -105,10 +105,11 @@ public class TestDropinJar {
         }
       }
       List<String> patched = classes(groups, "2.9.2");
-      // 11 client classes (DataStreamer and its nested classes, DFSPacket,
-      // DFSOutputStream) and 9 DataNode classes (BlockReceiver, DataXceiver,
-      // DataXceiverServer and their nested classes).
-      assertEquals(20, patched.size());
+      // 12 client classes (DataStreamer and its nested classes, DFSPacket,
+      // DFSOutputStream, BlockReaderRemote) and 9 DataNode classes
+      // (BlockReceiver, DataXceiver, DataXceiverServer and their nested
+      // classes).
+      assertEquals(21, patched.size());
       for (String c : patched) {
         // This JVM's class path holds Apache's 2.9.2 jars.
         URL original = ClassLoader.getSystemResource(c + ".class");

@@ -72,7 +72,8 @@ public class TestHadoop3Client {
     }
     assertEquals(log, 1, ours.stream().filter(l -> l.matches(".* INFO .*"
         + "hdfs-rdma: the UCX write path's client classes replace Hadoop"
-        + " 3\\.3\\.6's DataStreamer, DFSPacket, DFSOutputStream \\(identical"
+        + " 3\\.3\\.6's DataStreamer, DFSPacket, DFSOutputStream,"
+        + " BlockReaderRemote \\(identical"
         + " to Apache Hadoop 3\\.3\\.6's\\) from \\S+/hadoop-client-api"
         + "-3\\.3\\.6\\.jar")).count());
     assertFalse(log, log.contains(" WARN  agent"));
