@@ -54,6 +54,7 @@ excluded="$(property hadoop.tests.stock-failures)"
 if [ "$mode" = reads ]; then
   classes="$(property hadoop.tests.reads)"
   excluded="$(property hadoop.tests.reads-stock-failures)"
+  excluded="$excluded,$(property hadoop.tests.reads-ucx-exclusions)"
 fi
 if [ "$mode" = project ]; then
   case "$release" in

@@ -9,11 +9,14 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
 import org.hdfsrdma.hadoop.sender.ReaderPools;
+import org.hdfsrdma.hadoop.util.RateLimitedLog;
 import org.hdfsrdma.ucx.MalformedMessageException;
 import org.hdfsrdma.ucx.PacketDescriptor;
 import org.hdfsrdma.ucx.ReadCredit;
 import org.hdfsrdma.ucx.RegionAnnouncement;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The stream {@code BlockSender} writes a UCX read's packets to (DESIGN.md
@@ -29,9 +32,15 @@ import org.hdfsrdma.ucx.RegisteredBufferPool;
  *
  * <p>Per packet: one copy into registered memory, no allocation, no lock.
  * A failure of the socket or a credit that is not the read's ends the read
- * with a {@link SocketException}, as a client going away ends a stock read.
+ * with a {@link SocketException}, as a client going away ends a stock read
+ * (a credit breaking the protocol is also logged, at a bounded rate).
  */
 final class ReadExposer extends OutputStream {
+
+  private static final Logger LOG = LoggerFactory.getLogger(
+      ReadExposer.class);
+  /** Readers breaking the protocol come from the network: rate-limited. */
+  private static final RateLimitedLog BAD_READERS = RateLimitedLog.of(LOG);
 
   private final ReaderPools.Reservation reservation;
   private final RegisteredBufferPool pool;
@@ -257,8 +266,10 @@ final class ReadExposer extends OutputStream {
       wrong = e.getMessage();
     }
     if (wrong != null) {
-      throw new SocketException("hdfs-rdma: the reader of " + description
-          + " sent " + wrong);
+      String message = "hdfs-rdma: the reader of " + description + " sent "
+          + wrong + "; the read ends";
+      BAD_READERS.warn(message);
+      throw new SocketException(message);
     }
     if (credit.isFallback()) {
       resendFrom(credit.seqno());
