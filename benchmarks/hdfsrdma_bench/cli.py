@@ -22,6 +22,8 @@ from .harness import BENCHMARKS, HarnessError, log, warn
 from .plots import plots
 from .processes import on_signals
 from .profiles import PROFILES
+from .read_report import finish_reads
+from .reads import add_read_options, check_read_args, run_reads
 from .report import write_csv, write_summary_md
 from .selftest import (check_namespace, probe_namespace, serve_cluster,
                        start_scratch, stop_scratch)
@@ -49,6 +51,7 @@ def parse_args(argv):
     add_host_options(ap)
     add_distribution_options(g)
     add_app_options(ap)
+    add_read_options(ap)
     a = ap.parse_args(argv)
     a.argv = argv
     # The app options given on the command line, before the profile fills
@@ -226,8 +229,8 @@ def add_existing_cluster_options(ap):
                    help="the active NameNode's http address (default: from "
                    "DIR)")
     g.add_argument("--client-opts", metavar="OPTS", type=shlex.split,
-                   default=[], help="more JVM options for every put JVM, "
-                   "e.g. --client-opts=-Djava.library.path=... for "
+                   default=[], help="more JVM options for every client JVM "
+                   "(embedded clusters too), e.g. --client-opts=-Djava.library.path=... for "
                    "libhadoop, as the hdfs script gives its clients (with "
                    "=, as the value starts with -)")
     g.add_argument("--remote", action="store_true",
@@ -359,6 +362,7 @@ def check_args(ap, a):
         if not os.path.isfile(os.path.join(a.conf, "core-site.xml")):
             ap.error("--conf %s: no core-site.xml there" % a.conf)
     check_app_args(ap, a)
+    check_read_args(ap, a)
 
 
 def check_app_args(ap, a):
@@ -435,7 +439,7 @@ def main(argv):
         bench.note("%s is on %s: DataNode storage should be on disk "
                    "(--work)" % (a.work, fstype))
     on_signals()
-    if a.apps and bench.loadavg[0] > 0.5:
+    if (a.apps or a.reads) and bench.loadavg[0] > 0.5:
         bench.note(load_line(bench.loadavg))
 
     log("profile %s, results in %s, work in %s%s" % (
@@ -459,7 +463,7 @@ def measure(bench):
             if a.conf_self_test:
                 scratch, a.conf, cp = start_scratch(a, bench.procs)
                 probe, before = probe_namespace(a, cp)
-            if a.apps:
+            if a.apps or a.reads:
                 # Before any cluster starts: a missing build fails first.
                 workload_jar(bench)
             if a.conf:
@@ -504,6 +508,9 @@ def run_workloads(bench):
     """The warm-up, then --apps' workloads, or the flame graphs, the
     sweep and the writers, as the options ask."""
     a = bench.args
+    if a.reads:
+        run_reads(bench)
+        return
     warmup(bench)
     if a.apps:
         run_apps(bench)
@@ -535,7 +542,8 @@ def report(bench, rc):
     returns the run's exit status."""
     a = bench.args
     try:
-        target_rows = finish_apps(bench) if a.apps else finish(bench)
+        target_rows = finish_apps(bench) if a.apps else \
+            finish_reads(bench) if a.reads else finish(bench)
     except Exception as e:  # the results are the point: say why not
         bench.fail("writing results failed: %r" % e)
         raise
@@ -543,7 +551,8 @@ def report(bench, rc):
         rc = rc or 1
         print("\nHARNESS FAILURES:\n  " + "\n  ".join(bench.failures),
               file=sys.stderr)
-    with open(os.path.join(a.out, "apps-summary.md" if a.apps
+    with open(os.path.join(a.out, "apps-summary.md" if a.apps else
+                           "reads-summary.md" if a.reads
                            else "summary.md")) as f:
         print("\n" + f.read())
     for t in target_rows:

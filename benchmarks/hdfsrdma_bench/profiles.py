@@ -28,22 +28,38 @@ APPS_TINY = dict(app_files=[(1 * MiB, 16), (16 * MiB, 2)], app_reps=[3, 1],
                  app_thread_files=1,
                  dfsio=[(2, 16 * MiB)], idle_seconds=3.0)
 
+# --reads (reads.py): files of read_seq sizes read whole, about read_bytes
+# per batch; read_pread positional reads, pread_count per batch, of a file
+# of pread_file; read_threads threads of one JVM each reading files of
+# read_threads_size; every file at replication read_rep.
+READS = dict(read_seq=[1 * MiB, 64 * MiB, 1 * GiB],
+             read_pread=[4 * KiB, 64 * KiB, 1 * MiB], pread_file=256 * MiB,
+             pread_count=2000, read_threads=[4],
+             read_threads_size=64 * MiB, read_bytes=1 * GiB, read_rep=3)
+READS_TINY = dict(read_seq=[1 * MiB, 16 * MiB],
+                  read_pread=[4 * KiB, 64 * KiB], pread_file=16 * MiB,
+                  pread_count=100, read_threads=[2],
+                  read_threads_size=16 * MiB, read_bytes=32 * MiB,
+                  read_rep=3)
+
 PROFILES = {
     # CI: proves the harness works end to end, in a couple of minutes.
     "tiny": dict(sizes=[1 * MiB, 16 * MiB], reps=[1, 3], runs=1,
                  writers=[1, 2], writer_size=16 * MiB, scale_reps=[3],
-                 scale_runs=1, verify="all", warmup=16 * MiB, **APPS_TINY),
+                 scale_runs=1, verify="all", warmup=16 * MiB, **APPS_TINY, **READS_TINY),
     # The default: 1 MiB to 512 MiB (7 minutes on 2 cores with two
     # systems, about half as long again with three).
     "small": dict(sizes=[1 * MiB, 16 * MiB, 128 * MiB, 512 * MiB],
                   reps=[1, 3], runs=3, writers=[1, 2, 4],
                   writer_size=128 * MiB, scale_reps=[3], scale_runs=1,
-                  verify="first", warmup=128 * MiB, **APPS),
+                  verify="first", warmup=128 * MiB, **APPS, **READS),
     # The paper's sizes (Figs. 6 and 7), 512 MiB for the targets, and the
     # scale study: one run covers every target.
     "paper": dict(sizes=[1 * MiB, 16 * MiB, 128 * MiB, 512 * MiB, 1 * GiB,
                          2 * GiB, 3 * GiB, 4 * GiB, 5 * GiB],
                   reps=[1, 3], runs=3, writers=[1, 2, 4, 8],
                   writer_size=512 * MiB, scale_reps=[3, 1], scale_runs=3,
-                  verify="first", warmup=128 * MiB, **APPS),
+                  verify="first", warmup=128 * MiB, **APPS,
+                  **dict(READS, read_seq=[1 * MiB, 64 * MiB, 1 * GiB,
+                                          5 * GiB])),
 }

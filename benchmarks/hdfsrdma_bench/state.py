@@ -33,6 +33,9 @@ class Bench:
         # each system.
         self.apps = list(getattr(args, "apps_list", None) or ())
         self.app_rows = []
+        # --reads: the workloads (reads.Read) and one row per batch.
+        self.reads = list(getattr(args, "reads_list", None) or ())
+        self.read_rows = []
         self.yarn_cp = None             # --apps dfsio: drivers_classpath()
         self.inputs = {}                # (size, index) -> (path, sha256)
         self.rdma_bean_seen = False

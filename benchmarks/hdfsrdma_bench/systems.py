@@ -258,6 +258,9 @@ def embedded_systems(bench, root, cp):
             s, bench.java, ucx.conf, cp, bench.dropin, True, prefix=prefix,
             generic=forced + ["-D", "%s=%s" % (WORKERS_KEY,
                                                s[len(WORKERS):])])
+    # --client-opts: for every system's client JVMs alike.
+    for client in bench.clients.values():
+        client.opts = list(bench.args.client_opts)
 
 
 def boot_clusters(bench, root):

@@ -568,13 +568,14 @@ public final class AppWorkload extends Configured implements Tool {
     }
   }
 
-  /** The latencies, big-endian longs of nanoseconds, into -lat-file. */
-  private void writeLatencies() throws IOException {
-    if (latFile == null) {
-      return;
-    }
+  /**
+   * The first {@code samples} of {@code latencies}, big-endian longs of
+   * nanoseconds, into {@code file} (the harness's latency file).
+   */
+  static void writeLatencies(File file, long[] latencies, int samples)
+      throws IOException {
     ByteBuffer b = ByteBuffer.allocate(8 * 8192);
-    try (FileOutputStream f = new FileOutputStream(latFile);
+    try (FileOutputStream f = new FileOutputStream(file);
         FileChannel ch = f.getChannel()) {
       for (int i = 0; i < samples; i++) {
         if (!b.hasRemaining()) {
@@ -610,7 +611,9 @@ public final class AppWorkload extends Configured implements Tool {
     } else {
       idle();
     }
-    writeLatencies();
+    if (latFile != null) {
+      writeLatencies(latFile, latencies, samples);
+    }
     out.printf(Locale.ROOT, "APP-RESULT mode=%s start_ns=%d end_ns=%d"
         + " measured_bytes=%d measured_files=%d records=%d samples=%d"
         + " bytes=%d blocks=%d verified_bytes=%d status=ok%n", mode,
