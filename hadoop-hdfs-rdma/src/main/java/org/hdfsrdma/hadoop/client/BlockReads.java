@@ -3,8 +3,6 @@ package org.hdfsrdma.hadoop.client;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.channels.ReadableByteChannel;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -18,7 +16,6 @@ import org.hdfsrdma.hadoop.protocol.ReadAnswer;
 import org.hdfsrdma.hadoop.protocol.ReadOffer;
 import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.hadoop.util.LogOnce;
-import org.hdfsrdma.ucx.RemoteRegion;
 import org.hdfsrdma.ucx.UcxEndpoint;
 import org.hdfsrdma.ucx.UcxUnavailableException;
 
@@ -70,8 +67,10 @@ public final class BlockReads {
         return null;
       }
     }
-    return new BlockReads(runtime, new ReadOffer(clientKey(
-        runtime.workerAddress()), OFFER_PACKET_BYTES, OFFER_WINDOW));
+    // The offer's client key: the first bytes of the worker's digest.
+    return new BlockReads(runtime, new ReadOffer(Arrays.copyOf(
+        runtime.workerDigest(), ReadOffer.CLIENT_KEY_LENGTH),
+        OFFER_PACKET_BYTES, OFFER_WINDOW));
   }
 
   /** What the {@code readBlock} op carries. */
@@ -116,23 +115,8 @@ public final class BlockReads {
       return ReadChannel.fallenBack(socket, credits, answer, blockId,
           counters, description, "no UCX connection: " + e.getMessage());
     }
-    return new ReadChannel(socket, credits, endpoint,
-        new RemoteRegion.Policy(runtime.pools()::ownsSegment,
-            conf.dataNodeAllowEmulatedGets()),
+    return new ReadChannel(socket, credits, endpoint, runtime.regions(),
         answer, blockId, runtime.pools().readLanding(OFFER_PACKET_BYTES),
         conf.getTimeoutMs(), counters, description);
-  }
-
-  /**
-   * The offer's client key: the first bytes of a digest of the worker
-   * address (the address is hundreds of bytes; only its identity matters).
-   */
-  static byte[] clientKey(byte[] workerAddress) {
-    try {
-      byte[] d = MessageDigest.getInstance("SHA-256").digest(workerAddress);
-      return Arrays.copyOf(d, ReadOffer.CLIENT_KEY_LENGTH);
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("no SHA-256 in this JVM", e);
-    }
   }
 }

@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.hdfsrdma.hadoop.metrics.ClientReads;
 import org.hdfsrdma.hadoop.protocol.ReadAnswer;
+import org.hdfsrdma.hadoop.runtime.RegionCache;
 import org.hdfsrdma.hadoop.util.LogOnce;
 import org.hdfsrdma.ucx.MessageHeader;
 import org.hdfsrdma.ucx.PacketDescriptor;
@@ -46,7 +47,7 @@ public final class ReadChannel implements ReadableByteChannel {
   private final OutputStream credits;
   private final UcxWorker worker;
   private final UcxEndpoint endpoint;
-  private final RemoteRegion.Policy policy;
+  private final RegionCache regionCache;
   private final ReadAnswer answer;
   private final long blockId;
   private final long timeoutMs;
@@ -95,14 +96,14 @@ public final class ReadChannel implements ReadableByteChannel {
    *     packet bytes)
    */
   ReadChannel(ReadableByteChannel socket, OutputStream credits,
-      UcxEndpoint endpoint, RemoteRegion.Policy policy, ReadAnswer answer,
+      UcxEndpoint endpoint, RegionCache regionCache, ReadAnswer answer,
       long blockId, RegisteredBufferPool landing, long timeoutMs,
       ClientReads counters, String description) {
     this.socket = socket;
     this.credits = credits;
     this.endpoint = endpoint;
     this.worker = endpoint == null ? null : endpoint.worker();
-    this.policy = policy;
+    this.regionCache = regionCache;
     this.answer = answer;
     this.blockId = blockId;
     this.landing = landing;
@@ -245,8 +246,8 @@ public final class ReadChannel implements ReadableByteChannel {
     }
     RemoteRegion r;
     try {
-      r = RemoteRegion.open(endpoint.handle(), a, policy,
-          answer.getDataNode().getXferAddr());
+      r = regionCache.open(endpoint.handle(), a,
+          answer.getDataNode().getXferAddr(), "client reads");
     } catch (IOException e) {
       fallBack("region " + a.regionId() + " refused: " + e.getMessage());
       return;

@@ -1,9 +1,11 @@
 package org.hdfsrdma.hadoop.datanode;
 
 import java.io.DataInputStream;
+import java.io.IOException;
 import java.io.OutputStream;
 import java.util.concurrent.ThreadLocalRandom;
 
+import org.apache.hadoop.net.SocketOutputStream;
 import org.hdfsrdma.hadoop.conf.RdmaConf;
 import org.hdfsrdma.hadoop.protocol.CommitEntry;
 import org.hdfsrdma.hadoop.protocol.ReadAnswer;
@@ -109,6 +111,24 @@ public final class BlockRead implements AutoCloseable {
 
   /** The stream {@code BlockSender} writes the packets to. */
   public OutputStream exposer() {
+    return exposer;
+  }
+
+  /**
+   * The stream {@code BlockSender} sends data with directly: over the
+   * op's socket stream {@code stock}, when it is Hadoop's socket stream,
+   * one whose transferTo reads the block file into the read's buffers (as
+   * a TCP read, 64 KiB packets and no copy through the heap); else the
+   * exposer, to which it then writes packets it read itself.
+   */
+  public OutputStream baseStream(OutputStream stock) {
+    if (stock instanceof SocketOutputStream) {
+      try {
+        return new ExposerSocketStream(exposer, (SocketOutputStream) stock);
+      } catch (IOException e) {
+        // Not a selectable channel after all: packets without transferTo.
+      }
+    }
     return exposer;
   }
 

@@ -14,8 +14,8 @@ import org.hdfsrdma.ucx.Closeables;
 /**
  * The DataNode side of this JVM's UCX runtime, shared by every DataNode in
  * the JVM (one worker serves them all): the DataNodes serving, the session
- * table that routes each message to its block, the client connections,
- * and the regions read.
+ * table that routes each message to its block, the client connections
+ * and the readers' pools of registered buffers.
  * Attached to the runtime when the first DataNode starts serving
  * ({@link #of}); closed with the runtime, before its worker.
  */
@@ -36,7 +36,6 @@ public final class DataNodeServer
 
   private final UcxRuntime runtime;
   private final UcxConnections connections;
-  private final RegionCache regions;
   private final SessionTable sessions;
   private final ReaderPools readers;
   /** The DataNodes serving through this side, by their DataNode object. */
@@ -48,8 +47,7 @@ public final class DataNodeServer
     this.connections = new UcxConnections(runtime.worker(),
         runtime.conf().connectTimeoutMs(),
         runtime.conf().dataNodeUnboundConnectionTimeoutMs());
-    this.regions = new RegionCache(runtime);
-    this.sessions = new SessionTable(connections, regions);
+    this.sessions = new SessionTable(connections, runtime.regions());
     RdmaConf conf = runtime.conf();
     this.readers = new ReaderPools(runtime.worker().context(),
         conf.dataNodeReadBufferBytes(), conf.dataNodeReadUserBuffers(),
@@ -58,7 +56,6 @@ public final class DataNodeServer
     runtime.worker().setMessageHandler(sessions);
     runtime.maintenance().every(SWEEP_MS, () -> {
       connections.sweep();
-      regions.sweep();
       readers.sweep(System.nanoTime(), READER_IDLE_NANOS);
     });
     runtime.metrics().serve(this);
@@ -145,7 +142,7 @@ public final class DataNodeServer
   /**
    * Stops every DataNode serving through it (their later blocks stay on
    * TCP, their host markers go), stops routing messages, closes every
-   * client connection and releases the regions read. Idempotent.
+   * client connection. Idempotent (the regions read are the runtime's).
    */
   @Override
   public void close() {
@@ -153,6 +150,6 @@ public final class DataNodeServer
       d.stop();
     }
     runtime.worker().setMessageHandler(null);
-    Closeables.closeAll(connections, regions, readers);
+    Closeables.closeAll(connections, readers);
   }
 }

@@ -7,6 +7,7 @@ import java.io.OutputStream;
 import java.net.SocketException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
 
 import org.hdfsrdma.hadoop.sender.ReaderPools;
 import org.hdfsrdma.hadoop.util.RateLimitedLog;
@@ -143,6 +144,60 @@ final class ReadExposer extends OutputStream {
     buf.clear().position(fill);
     buf.put(b, off, len);
     fill += len;
+  }
+
+  /**
+   * A packet of {@code bytes} (header, checksums and data) starts: it goes
+   * whole into the buffer being filled, or the next one. Then its bytes
+   * come by {@link #write} and {@link #transferFrom}. Does nothing once the
+   * client asked for stock packets ({@link #fellBack()}).
+   */
+  void startPacket(int bytes) throws IOException {
+    if (stock) {
+      return;
+    }
+    if (finished) {
+      throw new SocketException("hdfs-rdma: " + description
+          + " was written to after its last packet");
+    }
+    if (bytes > capacity) {
+      throw new SocketException("hdfs-rdma: a packet of " + bytes + " bytes"
+          + " of " + description + " does not fit its read buffers of "
+          + capacity);
+    }
+    if (fill + bytes > capacity) {
+      describe(false);
+    }
+    if (fill == 0) {
+      awaitFreeBuffer();
+    }
+  }
+
+  /**
+   * Reads {@code count} bytes of {@code file} from {@code position} into
+   * the buffer being filled, after the bytes of its packet written so far
+   * (the page cache's bytes copied once, straight into registered memory).
+   * Only between {@link #startPacket} and the packet's end, and never once
+   * the client asked for stock packets.
+   */
+  void transferFrom(FileChannel file, long position, int count)
+      throws IOException {
+    if (stock || fill + count > capacity) {
+      throw new IllegalStateException(description + ": " + count
+          + " bytes of file past its packet's buffer");
+    }
+    ByteBuffer buf = window[(int) (described % window.length)];
+    buf.clear().position(fill).limit(fill + count);
+    long at = position;
+    while (buf.hasRemaining()) {
+      int n = file.read(buf, at);
+      if (n < 0) {
+        throw new EOFException(description + ": the block file ends at "
+            + at + ", before " + (position + count));
+      }
+      at += n;
+    }
+    fill += count;
   }
 
   /**

@@ -6,6 +6,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.hdfsrdma.hadoop.protocol.SessionIds;
+import org.hdfsrdma.hadoop.runtime.RegionCache;
 import org.hdfsrdma.hadoop.util.RateLimitedLog;
 import org.hdfsrdma.ucx.HelloMessage;
 import org.hdfsrdma.ucx.MalformedMessageException;
@@ -227,7 +228,8 @@ public final class SessionTable implements MessageHandler {
     }
     RemoteRegion region;
     try {
-      region = regions.open(replyEndpoint, announcement, s.description());
+      region = regions.open(replyEndpoint, announcement,
+          "the client of " + s.description(), "DataNode reads");
     } catch (IOException e) {
       reject(replyEndpoint, s.fail(e.getMessage()), s);
       return;

@@ -1,11 +1,10 @@
-package org.hdfsrdma.hadoop.datanode;
+package org.hdfsrdma.hadoop.runtime;
 
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
 
-import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.ucx.RegionAnnouncement;
 import org.hdfsrdma.ucx.RemoteRegion;
 
@@ -15,27 +14,33 @@ import com.google.common.cache.RemovalListener;
 import com.google.common.cache.RemovalNotification;
 
 /**
- * The regions this JVM's DataNodes read from, as their exposers announce
- * them: every region checked by {@link RemoteRegion#open}, and a region
- * read directly (a same-host SysV segment) mapped once and shared by the
- * blocks that announce it, until it stays unused for
- * {@value #IDLE_SECONDS} s.
+ * The regions this JVM reads from as their owners announce them: a
+ * client's exposed packets for its DataNodes' gets, a DataNode's read
+ * buffers for its readers. Every region is checked by
+ * {@link RemoteRegion#open}; a region read directly (a same-host SysV
+ * segment) is mapped once and shared by the blocks and reads that
+ * announce it, until it stays unused for {@value #IDLE_SECONDS} s, so that
+ * a read of a few KiB does not map and unmap a segment. The announcement
+ * is still checked per use: only its exact key and bounds find the
+ * mapping, which this JVM's attachment keeps the kernel from handing to
+ * another segment meanwhile.
  */
-final class RegionCache implements Closeable {
+public final class RegionCache implements Closeable {
 
   /** Regions read directly stay mapped this long after their last use. */
   static final long IDLE_SECONDS = 30;
 
-  private final UcxRuntime runtime;
+  private final TransportNotes notes;
   private final RemoteRegion.Policy policy;
   private final Cache<ByteBuffer, RemoteRegion> direct;
 
-  RegionCache(UcxRuntime runtime) {
-    this.runtime = runtime;
-    // A client, or a DataNode feeding the next (chain), in this very JVM
-    // (MiniDFSCluster) exposes these; no other memory of this process.
-    this.policy = new RemoteRegion.Policy(runtime.pools()::ownsSegment,
-        runtime.conf().dataNodeAllowEmulatedGets());
+  /**
+   * @param policy what a region may be besides what every region passes
+   * @param notes where the transports regions are read over are noted
+   */
+  RegionCache(RemoteRegion.Policy policy, TransportNotes notes) {
+    this.notes = notes;
+    this.policy = policy;
     this.direct = CacheBuilder.newBuilder()
         .expireAfterAccess(IDLE_SECONDS, TimeUnit.SECONDS)
         .removalListener(new RemovalListener<ByteBuffer, RemoteRegion>() {
@@ -48,13 +53,17 @@ final class RegionCache implements Closeable {
   }
 
   /**
-   * Opens a region an exposer announced (inside the message handler, where
-   * {@code replyEndpoint} is valid): from the cache when a block already
-   * opened the same directly read region, otherwise through every check of
-   * {@link RemoteRegion#open}.
+   * Opens a region announced to this JVM (over {@code endpoint}: the one
+   * a message handler was handed, or this side's own to the owner): from
+   * the cache when a block or read already opened the same directly read
+   * region, otherwise through every check of {@link RemoteRegion#open}.
+   * The caller releases what it gets.
+   *
+   * @param owner who announced it, for messages
+   * @param role who reads, for the transport notes ("DataNode reads")
    */
-  RemoteRegion open(long replyEndpoint, RegionAnnouncement a, String block)
-      throws IOException {
+  public RemoteRegion open(long endpoint, RegionAnnouncement a, String owner,
+      String role) throws IOException {
     byte[] rkey = a.rkey();
     ByteBuffer key = ByteBuffer.allocate(rkey.length + 16);
     key.put(rkey).putLong(a.regionBase()).putLong(a.regionLength()).flip();
@@ -66,18 +75,17 @@ final class RegionCache implements Closeable {
         direct.invalidate(key);
       }
     }
-    RemoteRegion r = RemoteRegion.open(replyEndpoint, a, policy,
-        "the client of " + block);
+    RemoteRegion r = RemoteRegion.open(endpoint, a, policy, owner);
     if (r.isDirect()) {
       direct.put(key, r.retain());
     }
-    runtime.noteTransport(r.isDirect() ? "DataNode reads: shared memory"
-        : "DataNode reads: " + r.toString().replaceAll(".*\\((.*)\\)$", "$1"));
+    notes.add(r.isDirect() ? role + ": shared memory"
+        : role + ": " + r.toString().replaceAll(".*\\((.*)\\)$", "$1"));
     return r;
   }
 
   /** Unmaps regions idle for too long; the housekeeping thread. */
-  void sweep() {
+  public void sweep() {
     direct.cleanUp();
   }
 

@@ -1,6 +1,8 @@
 package org.hdfsrdma.hadoop.runtime;
 
 import java.io.Closeable;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -24,6 +26,7 @@ import org.hdfsrdma.ucx.EndpointCache;
 import org.hdfsrdma.ucx.NativeIntrospection;
 import org.hdfsrdma.ucx.PoolMetrics;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
+import org.hdfsrdma.ucx.RemoteRegion;
 import org.hdfsrdma.ucx.UcxContext;
 import org.hdfsrdma.ucx.UcxEndpoint;
 import org.hdfsrdma.ucx.UcxRelease;
@@ -60,6 +63,8 @@ public final class UcxRuntime implements Closeable {
 
   /** Written under the class's lock; read without it ({@link #current}). */
   private static volatile UcxRuntime instance;
+  /** How often regions left unused are unmapped. */
+  private static final long REGION_SWEEP_MS = 1000;
 
   private final RdmaConf conf;
   private final UcxContext context;
@@ -67,10 +72,12 @@ public final class UcxRuntime implements Closeable {
   private final BufferPools pools;
   private final UcxWorker worker;
   private final byte[] workerAddress;
+  private final byte[] workerDigest;
   private final String sharedMemoryProfile;
   private final EndpointCache endpoints;
   private final ClientLanes lanes;
   private final Maintenance maintenance;
+  private final RegionCache regions;
   private final AtomicLong maintenanceFailures = new AtomicLong();
   private final UcxJvmMetrics metrics;
   /** Attached parts, in order of attachment; closed in reverse. */
@@ -115,6 +122,7 @@ public final class UcxRuntime implements Closeable {
       p = new BufferPools(ctx, conf, PacketHeader.PKT_MAX_HEADER_LEN);
       w = new UcxWorker(ctx, "hdfs-rdma");
       this.workerAddress = w.address();
+      this.workerDigest = sha256(workerAddress);
       w.start();
       e = new EndpointCache(w, conf.connectTimeoutMs(), workerAddress);
       // Lane 0 is this worker; further lanes are made by streams that
@@ -122,6 +130,12 @@ public final class UcxRuntime implements Closeable {
       l = new ClientLanes(conf.clientWorkers(), ctx, conf.connectTimeoutMs(),
           w, e);
       m = new Maintenance(maintenanceFailures::incrementAndGet);
+      // A client, a DataNode feeding the next (chain) or a DataNode serving
+      // a read, in this very JVM (MiniDFSCluster), exposes memory this JVM
+      // reads; no other memory of this process.
+      this.regions = new RegionCache(new RemoteRegion.Policy(p::ownsSegment,
+          conf.dataNodeAllowEmulatedGets()), transportNotes);
+      m.every(REGION_SWEEP_MS, regions::sweep);
       this.metrics = new UcxJvmMetrics(new Gauges(),
           conf.clientTimers() ? new PacketPhaseTimes() : null);
     } catch (UcxUnavailableException | RuntimeException failure) {
@@ -212,6 +226,11 @@ public final class UcxRuntime implements Closeable {
     return pools;
   }
 
+  /** The regions this JVM reads from (DataNodes' gets, clients' reads). */
+  public RegionCache regions() {
+    return regions;
+  }
+
   /** The housekeeping thread. */
   public Maintenance maintenance() {
     return maintenance;
@@ -228,6 +247,22 @@ public final class UcxRuntime implements Closeable {
    */
   public byte[] workerAddress() {
     return workerAddress.clone();
+  }
+
+  /**
+   * A SHA-256 digest of {@link #workerAddress()}: the worker's identity
+   * where the address itself (hundreds of bytes) is too long to carry.
+   */
+  public byte[] workerDigest() {
+    return workerDigest.clone();
+  }
+
+  private static byte[] sha256(byte[] bytes) {
+    try {
+      return MessageDigest.getInstance("SHA-256").digest(bytes);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("no SHA-256 in this JVM", e);
+    }
   }
 
   /**
@@ -367,6 +402,7 @@ public final class UcxRuntime implements Closeable {
       Collections.reverse(attached);
       order.addAll(attached);
     }
+    order.add(regions);
     order.add(lanes);
     order.add(endpoints);
     order.add(worker);

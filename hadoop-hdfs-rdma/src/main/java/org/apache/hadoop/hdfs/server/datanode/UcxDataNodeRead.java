@@ -41,11 +41,12 @@ public final class UcxDataNodeRead {
   private static final UcxDataNodeRead NONE = new UcxDataNodeRead(null);
 
   /**
-   * What {@code BlockSender} sizes its packets by when it does not use
-   * transferTo, read the same way it reads it.
+   * The most data bytes {@code BlockSender} puts in one packet: with
+   * transferTo (which {@link BlockRead#baseStream} gives it) at least
+   * 64 KiB, else {@code io.file.buffer.size}, read the same way it reads it.
    */
-  private static final int IO_FILE_BUFFER_SIZE =
-      DFSUtilClient.getIoFileBufferSize(new HdfsConfiguration());
+  private static final int PACKET_DATA_BYTES = Math.max(64 * 1024,
+      DFSUtilClient.getIoFileBufferSize(new HdfsConfiguration()));
 
   /** The op's offer, or null. */
   private final ReadOffer offer;
@@ -98,7 +99,7 @@ public final class UcxDataNodeRead {
     try {
       DataChecksum checksum = sender.getChecksum();
       int chunk = checksum.getBytesPerChecksum();
-      int chunks = Math.max(1, (IO_FILE_BUFFER_SIZE + chunk - 1) / chunk);
+      int chunks = Math.max(1, (PACKET_DATA_BYTES + chunk - 1) / chunk);
       int largestPacket = PacketHeader.PKT_MAX_HEADER_LEN
           + (chunk + checksum.getChecksumSize()) * chunks;
       read = BlockRead.begin(offer, UcxDataNode.of(dataNode),
@@ -144,12 +145,12 @@ public final class UcxDataNodeRead {
   }
 
   /**
-   * The stream {@code BlockSender} may send data with directly: the socket
-   * for a stock read (transferTo), the exposer for a UCX read, whose
-   * packets never go to the socket.
+   * The stream {@code BlockSender} may send data with directly
+   * (transferTo): the socket for a stock read, for a UCX read one that puts
+   * the data in registered memory.
    */
   public OutputStream baseStream(OutputStream stock) {
-    return read == null ? stock : out;
+    return read == null ? stock : read.baseStream(stock);
   }
 
   /** Ends the read's use of registered memory. Idempotent. */
