@@ -1,5 +1,7 @@
 package org.hdfsrdma.hadoop;
 
+import static org.apache.hadoop.test.MetricsAsserts.getLongCounter;
+import static org.apache.hadoop.test.MetricsAsserts.getMetrics;
 import static org.junit.Assert.assertArrayEquals;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
@@ -98,6 +100,20 @@ public class TestUcxReads {
     return new long[] {reads, bytes};
   }
 
+  /**
+   * Packets the DataNodes sent with transferTo (Hadoop's own
+   * SendDataPacketTransferNanos): a UCX read's data goes into registered
+   * memory through it, in packets of 64 KiB as over TCP.
+   */
+  private static long transferToPackets() {
+    long n = 0;
+    for (DataNode dn : cluster.getDataNodes()) {
+      n += getLongCounter("SendDataPacketTransferNanosNumOps",
+          getMetrics(dn.getMetrics().name()));
+    }
+    return n;
+  }
+
   private static byte[] write(String name, int size) throws Exception {
     byte[] data = new byte[size];
     new Random(size * 17L + name.hashCode()).nextBytes(data);
@@ -137,9 +153,12 @@ public class TestUcxReads {
       long[] dn = dataNodeReads();
       long taken = clientCounters().bytesRead();
       long answered = clientCounters().readsAnswered();
+      long packets = transferToPackets();
       assertArrayEquals("file of " + size + " bytes", data,
           DFSTestUtil.readFileBuffer(reader, new Path("/reads/seq-"
               + size)));
+      assertTrue("packets of at most 64 KiB sent with transferTo",
+          transferToPackets() - packets >= (size + 65535) / 65536);
       assertUcxCarried(dn, taken, answered,
           (size + BLOCK_SIZE - 1) / BLOCK_SIZE);
       assertTrue("bytes over UCX cover the file",
