@@ -15,7 +15,8 @@ from .units import KiB, MiB, fmt, human
 METRICS = ("throughput_mb_s", "p50_ms", "p99_ms", "dn_cpu_s_per_gib",
            "client_cpu_s_per_gib")
 # More medians per workload and system.
-EXTRAS = ("elapsed_s", "measured_bytes", "samples", "ucx_read_bytes",
+EXTRAS = ("elapsed_s", "measured_bytes", "samples", "offers_ucx",
+          "ucx_read_bytes",
           "dn_ucx_read_bytes", "reads_fell_back", "client_cpu_s",
           "dn_cpu_s")
 
@@ -53,6 +54,13 @@ def read_summary(reads, systems, rows):
                        threads=r.threads)
             out.append(row)
     return out
+
+
+def offered(row):
+    """The ucx client's bytes over UCX, or why none."""
+    if row.get("offers_ucx") is False or row.get("offers_ucx") == 0:
+        return "none (below the threshold)"
+    return fmt(row.get("ucx_read_bytes"), 0)
 
 
 def rounded(v):
@@ -119,6 +127,9 @@ def summary_md(bench, summary, target_rows):
             "- files at replication %d, written before the runs (not "
             "measured); %d run(s) per workload, systems alternating" % (
                 a.read_rep, a.runs),
+            "- the ucx client offers UCX for block reads of %s and more "
+            "(dfs.client.rdma.read.min-bytes); below it, it reads as the jar"
+            " client does" % human(bench.read_min_bytes),
             "- started %s, took %.1f min%s" % (
                 bench.started, (time.monotonic() - bench.t0) / 60,
                 "; INTERRUPTED: partial results" if bench.interrupted
@@ -143,7 +154,7 @@ def summary_md(bench, summary, target_rows):
              per(x, "p50_ms", 3), vs(x, "p50_ms"), per(x, "p99_ms", 3),
              vs(x, "p99_ms"), per(x, "dn_cpu_s_per_gib"),
              vs(x, "dn_cpu_s_per_gib"), per(x, "client_cpu_s_per_gib"),
-             fmt(m.get((x.name, "ucx"), {}).get("ucx_read_bytes"), 0)]
+             offered(m.get((x.name, "ucx"), {}))]
             for x in bench.reads]
     out += [md_table(["workload", "runs", "MB/s " + names, "UCX/stock",
                       "p50 ms", "UCX/stock", "p99 ms", "UCX/stock",

@@ -30,10 +30,13 @@ from .apps import parse_result, read_latencies, run_figures
 from .harness import HarnessError, log
 from .profiles import READS
 from .units import GiB, MiB, human, parse_list, parse_size
+from .systems import default_of
 from .workloads import run_order
 
 READ_CLASS = "org.hdfsrdma.hadoop.bench.ReadWorkload"
 READ_KEY = "dfs.client.rdma.read.enabled"
+MIN_BYTES_KEY = "dfs.client.rdma.read.min-bytes"
+BLOCK = 128 * MiB           # the clusters' block size (Hadoop's default)
 SEQ_READ = 1 * MiB          # the sequential readers' read() size
 MAX_SEQ_FILES = 64          # files of one size a sequential batch reads
 # Keys of a client's totals line (hdfsrdma.stats.file) and of the
@@ -79,12 +82,15 @@ def add_read_options(ap):
                    help="about how much a sequential batch reads")
     g.add_argument("--read-rep", metavar="R", type=int,
                    help="replication of the files read")
+    g.add_argument("--read-min-bytes", metavar="SIZE", type=parse_size,
+                   help="the ucx client's %s (default: the drop-in jar's;"
+                   " 0: every read offers UCX)" % MIN_BYTES_KEY)
 
 
 def check_read_args(ap, a):
     """--reads: what it excludes, its sizes (the profile's where the
     command line gives none); the workloads (a.reads_list)."""
-    given = [k for k in READS if k in a.given]
+    given = [k for k in list(READS) + ["read_min_bytes"] if k in a.given]
     a.reads_list = []
     if not a.reads:
         if given:
@@ -103,6 +109,8 @@ def check_read_args(ap, a):
                                          a.read_bytes]
     if min(sizes + [a.pread_count, a.read_rep] + a.read_threads) < 1:
         ap.error("--reads: counts and sizes must be positive")
+    if a.read_min_bytes is not None and a.read_min_bytes < 0:
+        ap.error("--read-min-bytes: 0 or more")
     if max(a.read_pread, default=0) > a.pread_file:
         ap.error("--read-pread: no read larger than --pread-file")
     a.reads_list = workloads(a)
@@ -128,6 +136,23 @@ def workloads(a):
     return out
 
 
+def threshold(bench):
+    """The ucx client's dfs.client.rdma.read.min-bytes: --read-min-bytes,
+    else the drop-in jar's default (0 for a jar without the key)."""
+    if bench.args.read_min_bytes is not None:
+        return bench.args.read_min_bytes
+    value = default_of(bench.dropin, MIN_BYTES_KEY)
+    return int(value) if value else 0
+
+
+def over_ucx(bench, r):
+    """Whether the ucx client's block readers of `r` offer UCX: each one's
+    range (a positional read's length, a sequential read's block) is at
+    least the threshold."""
+    length = r.read if r.kind == "pread" else min(r.size, BLOCK)
+    return length >= bench.read_min_bytes
+
+
 def file_sets(reads):
     """{file size: files} every workload's files come from: one set per
     size, as many files as the workload that needs most."""
@@ -149,6 +174,12 @@ def run_reads(bench):
     a = bench.args
     jar = workload_jar(bench)
     bench.clients["ucx"].generic += ["-D", READ_KEY + "=true"]
+    if a.read_min_bytes is not None:
+        bench.clients["ucx"].generic += ["-D", "%s=%d" % (
+            MIN_BYTES_KEY, a.read_min_bytes)]
+    bench.read_min_bytes = threshold(bench)
+    log("the ucx client offers UCX for reads of %s and more (%s)" % (
+        human(bench.read_min_bytes), MIN_BYTES_KEY))
     prepare(bench, jar)
     for r in bench.reads:
         log("%s: %s, %d run(s)" % (r.name, shape(r), a.runs))
@@ -186,10 +217,14 @@ def prepare(bench, jar):
             _, rc, _ = bench.procs.wait_all(
                 [proc], timeout_of(n * size * rep),
                 bench.cluster_pids)[proc.pid]
-            if rc != 0:
+            with open(out, errors="replace") as f:
+                result, _ = parse_result(f.read())
+            if rc != 0 or result is None:
                 raise HarnessError("writing the files read to the %s "
                                    "cluster failed (rc %d); see %s"
                                    % (c.name, rc, out))
+            if system == "jar":   # its replicas reach the DataNodes by TCP
+                bench.jar_expected_blocks += result["blocks"] * rep
 
 
 def timeout_of(nbytes):
@@ -259,9 +294,15 @@ def read_batch(bench, system, r, run, jar):
 
 
 def figures(r, result, lat):
-    """A batch's throughput, latency percentiles and span (run_figures'
-    own, as --apps' writers get them)."""
+    """A batch's latency percentiles (run_figures' own, as --apps' writers
+    get them) and its throughput over the measured span less the time the
+    JVM spent comparing what it read (verify_ns)."""
     out = run_figures(r, [result], lat)
+    secs = (result["end_ns"] - result["start_ns"]
+            - int(result.get("verify_ns", 0))) / 1e9
+    out["elapsed_s"] = round(secs, 4)
+    out["throughput_mb_s"] = None if secs <= 0 else \
+        round(result["measured_bytes"] / 1e6 / secs, 3)
     return {k: out[k] for k in ("elapsed_s", "throughput_mb_s", "p50_ms",
                                 "p99_ms", "measured_bytes", "samples")}
 
@@ -275,7 +316,11 @@ def carried(bench, system, r, result, stats, delta):
     fell_back = stats.get(STATS_READS_FELL_BACK, 0) or 0
     dn_bytes = delta.get(DN_READ_BYTES)
     where = "%s %s" % (system, r.name)
-    if system == "ucx":
+    if system == "ucx" and not over_ucx(bench, r):
+        if took:
+            bench.fail("%s: reads below %s took %d bytes over UCX" % (
+                where, MIN_BYTES_KEY, took))
+    elif system == "ucx":
         if not stats:
             bench.fail("%s: the UCX client wrote no stats file (its UCX "
                        "runtime never started): its reads went over TCP"
@@ -290,7 +335,8 @@ def carried(bench, system, r, result, stats, delta):
     elif took or dn_bytes:
         bench.fail("%s: read path off, yet %d bytes came over UCX (the "
                    "DataNodes count %s)" % (where, took, dn_bytes))
-    return dict(ucx_read_bytes=took if system != "stock" else None,
+    return dict(offers_ucx=over_ucx(bench, r) if system == "ucx" else None,
+                ucx_read_bytes=took if system != "stock" else None,
                 dn_ucx_read_bytes=dn_bytes, reads_fell_back=fell_back
                 if system != "stock" else None)
 

@@ -36,6 +36,7 @@ class Bench:
         # --reads: the workloads (reads.Read) and one row per batch.
         self.reads = list(getattr(args, "reads_list", None) or ())
         self.read_rows = []
+        self.read_min_bytes = 0         # the ucx client's read threshold
         self.yarn_cp = None             # --apps dfsio: drivers_classpath()
         self.inputs = {}                # (size, index) -> (path, sha256)
         self.rdma_bean_seen = False

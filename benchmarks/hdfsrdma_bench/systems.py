@@ -93,12 +93,20 @@ def drivers_classpath(work):
 
 def knows_key(jar, key):
     """Whether the drop-in jar's hdfs-rdma-default.xml defines `key`."""
+    return default_of(jar, key) is not None
+
+
+def default_of(jar, key):
+    """The value the drop-in jar's hdfs-rdma-default.xml gives `key`, or
+    None where it has no such key."""
     try:
         with zipfile.ZipFile(jar) as z:
             text = z.read("hdfs-rdma-default.xml").decode("utf-8", "replace")
     except (OSError, KeyError, zipfile.BadZipFile):
-        return False
-    return "<name>%s</name>" % key in text
+        return None
+    m = re.search(r"<name>%s</name>\s*<value>([^<]*)</value>"
+                  % re.escape(key), text)
+    return m.group(1).strip() if m else None
 
 
 def built_dropin():

@@ -9,6 +9,7 @@ import static org.junit.Assume.assumeTrue;
 
 import java.io.IOException;
 import java.lang.reflect.Modifier;
+import java.util.Arrays;
 import java.util.Random;
 
 import org.apache.hadoop.conf.Configuration;
@@ -163,6 +164,38 @@ public class TestUcxReads {
           (size + BLOCK_SIZE - 1) / BLOCK_SIZE);
       assertTrue("bytes over UCX cover the file",
           clientCounters().bytesRead() - taken >= size);
+    }
+  }
+
+  /**
+   * A read shorter than dfs.client.rdma.read.min-bytes (the tests' own
+   * hdfs-site.xml sets 0) offers nothing and stays stock; a longer one on
+   * the same stream goes over UCX.
+   */
+  @Test(timeout = 300_000)
+  public void testReadsBelowTheThresholdStayOnTcp() throws Exception {
+    byte[] data = write("threshold", BLOCK_SIZE);
+    Configuration conf = new Configuration(reader.getConf());
+    conf.setLong(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_READ_MIN_BYTES_KEY,
+        256 * 1024);
+    try (FileSystem fs = FileSystem.newInstance(writer.getUri(), conf);
+        FSDataInputStream in = fs.open(new Path("/reads/threshold"))) {
+      long answered = clientCounters().readsAnswered();
+      long taken = clientCounters().bytesRead();
+      byte[] got = new byte[256 * 1024 - 1];
+      in.readFully(1000, got);
+      assertArrayEquals(Arrays.copyOfRange(data, 1000, 1000 + got.length),
+          got);
+      assertEquals("no UCX read below the threshold", answered,
+          clientCounters().readsAnswered());
+      assertEquals(taken, clientCounters().bytesRead());
+      got = new byte[256 * 1024];
+      in.readFully(1000, got);
+      assertArrayEquals(Arrays.copyOfRange(data, 1000, 1000 + got.length),
+          got);
+      assertEquals("a UCX read at the threshold", answered + 1,
+          clientCounters().readsAnswered());
+      assertTrue(clientCounters().bytesRead() - taken >= got.length);
     }
   }
 

@@ -42,14 +42,19 @@ public final class BlockReads {
   }
 
   /**
-   * The UCX offer of one block read, or null when it stays stock:
-   * {@code dfs.client.rdma.read.enabled} is false, the transfer is
+   * The UCX offer of one block read of {@code length} bytes, or null when
+   * it stays stock: {@code dfs.client.rdma.read.enabled} is false, the read
+   * is shorter than {@code dfs.client.rdma.read.min-bytes}, the transfer is
    * protected, the connection is a domain socket, or UCX is unusable here.
    */
-  public static BlockReads offer(Configuration conf, boolean domainSocket) {
+  public static BlockReads offer(Configuration conf, boolean domainSocket,
+      long length) {
     if (conf == null || domainSocket || !conf.getBoolean(
         HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_READ_ENABLED_KEY,
-        HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_READ_ENABLED_DEFAULT)) {
+        HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_READ_ENABLED_DEFAULT)
+        || length < conf.getLong(
+            HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_READ_MIN_BYTES_KEY,
+            HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_READ_MIN_BYTES_DEFAULT)) {
       return null;
     }
     if (RdmaConf.transferProtected(conf)) {

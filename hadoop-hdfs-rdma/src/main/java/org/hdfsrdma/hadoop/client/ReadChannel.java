@@ -6,7 +6,6 @@ import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.ReadableByteChannel;
-import java.util.concurrent.TimeUnit;
 
 import org.hdfsrdma.hadoop.metrics.ClientReads;
 import org.hdfsrdma.hadoop.protocol.ReadAnswer;
@@ -18,9 +17,7 @@ import org.hdfsrdma.ucx.ReadCredit;
 import org.hdfsrdma.ucx.RegionAnnouncement;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
 import org.hdfsrdma.ucx.RemoteRegion;
-import org.hdfsrdma.ucx.StatusSlots;
 import org.hdfsrdma.ucx.UcxEndpoint;
-import org.hdfsrdma.ucx.UcxWorker;
 
 /**
  * The channel a block reader reads a UCX read's packets from (DESIGN.md
@@ -45,12 +42,10 @@ public final class ReadChannel implements ReadableByteChannel {
   private final int maxRegions;
   private final ReadableByteChannel socket;
   private final OutputStream credits;
-  private final UcxWorker worker;
   private final UcxEndpoint endpoint;
   private final RegionCache regionCache;
   private final ReadAnswer answer;
   private final long blockId;
-  private final long timeoutMs;
   private final String description;
   private final ClientReads counters;
 
@@ -81,12 +76,8 @@ public final class ReadChannel implements ReadableByteChannel {
   /** UCX failed this read: the DataNode sends the rest as stock packets. */
   private boolean fellBack;
 
-  private final RegisteredBufferPool landing;
-  private long landingToken = RegisteredBufferPool.NO_LEASE;
-  private ByteBuffer landingView;
-  private final StatusSlots getStatus;
-  private final UcxWorker.Readiness getDone;
-  private UcxWorker.Driver driver;
+  /** The read's gets; null without an endpoint. */
+  private final LandingGet gets;
   private boolean closed;
 
   /**
@@ -102,23 +93,16 @@ public final class ReadChannel implements ReadableByteChannel {
     this.socket = socket;
     this.credits = credits;
     this.endpoint = endpoint;
-    this.worker = endpoint == null ? null : endpoint.worker();
     this.regionCache = regionCache;
     this.answer = answer;
     this.blockId = blockId;
-    this.landing = landing;
-    this.timeoutMs = timeoutMs;
     this.counters = counters;
     this.description = description;
     this.maxRegions = answer.getWindow();
     this.regionIds = new int[maxRegions];
     this.regions = new RemoteRegion[maxRegions];
-    this.getStatus = new StatusSlots(1);
-    this.getDone = () -> !getStatus.inProgress(0);
-    if (worker != null) {
-      // A get still under way when the channel is dropped completes later.
-      worker.keepWhileInFlight(this, null, getStatus);
-    }
+    this.gets = endpoint == null ? null
+        : new LandingGet(endpoint, landing, timeoutMs);
   }
 
   /**
@@ -301,12 +285,12 @@ public final class ReadChannel implements ReadableByteChannel {
       counters.read(length, true);
     } else {
       long seqno = d.seqno();
-      String failed = get(r, d.address(), (int) length);
+      String failed = gets.get(r, d.address(), (int) length);
       if (failed != null) {
         fallBack(failed);
         return;
       }
-      current = landingView;
+      current = gets.view();
       current.clear().limit((int) length);
       // The DataNode's buffer is ours no more: its bytes landed here.
       credit(seqno, ReadCredit.FLAG_FINAL, last);
@@ -329,41 +313,6 @@ public final class ReadChannel implements ReadableByteChannel {
     LogOnce.warn("read-fallback", "hdfs-rdma: " + description
         + " continues with stock packets: " + why);
     credit(nextSeqno, ReadCredit.FLAG_FALLBACK, true);
-  }
-
-  /**
-   * Gets [address, +length) of the DataNode's region into landing; why it
-   * failed, or null.
-   */
-  private String get(RemoteRegion r, long address, int length) {
-    if (landingToken == RegisteredBufferPool.NO_LEASE) {
-      landingToken = landing.tryAcquire();
-      if (landingToken == RegisteredBufferPool.NO_LEASE) {
-        return "no landing buffer free";
-      }
-      landingView = landing.buffer(landingToken);
-      if (driver == null) {
-        driver = worker.registerDriver();
-      }
-    }
-    int status;
-    try {
-      status = r.startGet(endpoint, address, landing.address(landingToken),
-          length, getStatus.address(0));
-    } catch (IOException e) {
-      return e.getMessage();
-    }
-    if (status != 0) { // in progress: the slot receives the status
-      if (!worker.drive(driver, getDone,
-          TimeUnit.MILLISECONDS.toNanos(timeoutMs))) {
-        // The buffer stays leased: a late completion may still land in it.
-        landingToken = RegisteredBufferPool.NO_LEASE;
-        return "a get did not complete in " + timeoutMs + " ms";
-      }
-      status = getStatus.status(0);
-    }
-    return status == 0 ? null : "a get failed: "
-        + StatusSlots.describe(status);
   }
 
   /** The buffer being delivered is all read: credit a direct one. */
@@ -423,13 +372,8 @@ public final class ReadChannel implements ReadableByteChannel {
       regions[i] = null;
     }
     regionCount = 0;
-    if (landingToken != RegisteredBufferPool.NO_LEASE) {
-      landing.release(landingToken);
-      landingToken = RegisteredBufferPool.NO_LEASE;
-    }
-    if (driver != null) {
-      worker.unregisterDriver(driver);
-      driver = null;
+    if (gets != null) {
+      gets.close();
     }
   }
 }

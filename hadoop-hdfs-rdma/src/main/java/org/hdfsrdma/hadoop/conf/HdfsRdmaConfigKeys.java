@@ -95,6 +95,10 @@ public final class HdfsRdmaConfigKeys {
   public static final String DFS_CLIENT_RDMA_READ_ENABLED_KEY =
       "dfs.client.rdma.read.enabled";
   public static final boolean DFS_CLIENT_RDMA_READ_ENABLED_DEFAULT = false;
+  public static final String DFS_CLIENT_RDMA_READ_MIN_BYTES_KEY =
+      "dfs.client.rdma.read.min-bytes";
+  public static final long DFS_CLIENT_RDMA_READ_MIN_BYTES_DEFAULT =
+      1024 * 1024;
   public static final String DFS_DATANODE_RDMA_READ_ENABLED_KEY =
       "dfs.datanode.rdma.read.enabled";
   public static final boolean DFS_DATANODE_RDMA_READ_ENABLED_DEFAULT = true;

@@ -64,7 +64,7 @@ public class TestReadChannel {
     Configuration conf = new Configuration();
     conf.setBoolean(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_READ_ENABLED_KEY,
         true);
-    BlockReads reads = BlockReads.offer(conf, false);
+    BlockReads reads = BlockReads.offer(conf, false, Long.MAX_VALUE);
     assertNotNull(reads);
     long readId = 0x1234_5678_9abcL;
     CommitEntry other = new CommitEntry("10.0.0.9:9866",

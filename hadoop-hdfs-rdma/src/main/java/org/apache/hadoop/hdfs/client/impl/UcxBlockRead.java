@@ -42,12 +42,14 @@ public final class UcxBlockRead {
   }
 
   /**
-   * Whether a read on {@code peer} offers UCX
-   * ({@code dfs.client.rdma.read.enabled}). Never throws.
+   * Whether a read of {@code length} bytes on {@code peer} offers UCX
+   * ({@link BlockReads#offer}). Never throws.
    */
-  public static UcxBlockRead offer(Configuration conf, Peer peer) {
+  public static UcxBlockRead offer(Configuration conf, Peer peer,
+      long length) {
     try {
-      BlockReads r = BlockReads.offer(conf, peer.getDomainSocket() != null);
+      BlockReads r = BlockReads.offer(conf, peer.getDomainSocket() != null,
+          length);
       return r == null ? NONE : new UcxBlockRead(r);
     } catch (RuntimeException | LinkageError e) {
       LOG.warn("hdfs-rdma: a read stays on TCP: {}", e.toString());
