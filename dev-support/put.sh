@@ -31,6 +31,11 @@
 #                                            UCX releases may not share
 #                                            memory); the read-back still
 #                                            has to be identical
+#   --read-ucx                               the read-back (hdfs dfs -get)
+#                                            reads over UCX too (the read
+#                                            preview, Hadoop 3.4 and 3.5):
+#                                            fails unless every byte came
+#                                            over UCX
 #
 # The embedded cluster is a NameNode and three DataNodes, each its own JVM
 # on loopback on that release's jars from Maven Central, started with the
@@ -38,7 +43,8 @@
 # cluster); it is stopped afterwards. Replication 3. The client JVMs get
 # the agent too. Needs dev-support/setup.sh first. Exits non-zero when the
 # read-back differs or, on the embedded cluster, when UCX did not carry
-# every byte.
+# every byte. Its work directory (/tmp/hdfs-rdma-put.*: the cluster, the
+# logs) is deleted when it succeeds and kept when it fails.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -50,6 +56,7 @@ release=2.9.2
 datanode_ucx=""
 client_ucx=""
 allow_tcp=false
+read_ucx=false
 while [ $# -gt 1 ]; do
   case "$1" in
     --conf) conf_dir="$(cd "$2" && pwd)"; shift 2 ;;
@@ -60,13 +67,14 @@ while [ $# -gt 1 ]; do
     --datanode-ucx) datanode_ucx="$(cd "$2" && pwd)"; shift 2 ;;
     --client-ucx) client_ucx="$(cd "$2" && pwd)"; shift 2 ;;
     --allow-tcp) allow_tcp=true; shift ;;
+    --read-ucx) read_ucx=true; shift ;;
     *) break ;;
   esac
 done
 [ $# -eq 1 ] && [ -f "$1" ] || {
   echo "usage: dev-support/put.sh [--hadoop VERSION] [--conf" \
     "HADOOP_CONF_DIR] [--java JDK] [--ucx LIBDIR | --datanode-ucx LIBDIR" \
-    "--client-ucx LIBDIR] [--allow-tcp] FILE" >&2
+    "--client-ucx LIBDIR] [--allow-tcp] [--read-ucx] FILE" >&2
   exit 2
 }
 # The JVMs of the cluster (NameNode, DataNodes) and of the client, each on
@@ -101,7 +109,16 @@ stop_cluster() {
     wait "$pid" 2>/dev/null || true
   done
 }
-trap stop_cluster EXIT
+finish() {
+  local status=$?
+  stop_cluster
+  if [ "$status" -eq 0 ]; then
+    rm -rf "$work"
+  else
+    echo "logs and cluster kept in $work" >&2
+  fi
+}
+trap finish EXIT
 
 # A free port below the kernel's ephemeral range: the DataNodes connect to
 # the NameNode's port before it listens, and a source port from that range
@@ -172,7 +189,7 @@ EOF
     pids+=($!)
   done
   echo "embedded cluster: Hadoop $release, NameNode 127.0.0.1:$nn_port," \
-    "3 DataNodes, logs in $work"
+    "3 DataNodes, logs in $work (deleted when it succeeds)"
   deadline=$((SECONDS + 120))
   until "${cluster_env[@]}" java "$agent" -cp "$daemon_cp" \
       org.apache.hadoop.hdfs.tools.DFSAdmin \
@@ -196,7 +213,10 @@ start=$(date +%s.%N)
   -D dfs.client.rdma.enabled=true -put "$file" "$target" > "$work/put.log" 2>&1 \
   || { cat "$work/put.log" >&2; exit 1; }
 end=$(date +%s.%N)
-"${client_env[@]}" java "$agent" -cp "$client_cp" org.apache.hadoop.fs.FsShell -get \
+get_opts=()
+[ "$read_ucx" = false ] || get_opts=(-D dfs.client.rdma.read.enabled=true)
+"${client_env[@]}" java "$agent" -Dhdfsrdma.stats.file="$work/totals-get.txt" \
+  -cp "$client_cp" org.apache.hadoop.fs.FsShell "${get_opts[@]}" -get \
   "$target" \
   "$work/readback" > "$work/get.log" 2>&1
 cmp "$file" "$work/readback" || { echo "read-back differs!" >&2; exit 1; }
@@ -234,4 +254,14 @@ if [ -f "$work/totals-dn1.txt" ]; then
     echo "UCX did not carry every byte; see $work/*.log" >&2; exit 1; }
 else
   echo "UCX counters are read from the embedded cluster's DataNodes only"
+fi
+if [ "$read_ucx" = true ]; then
+  # No totals file: the -get JVM never started UCX.
+  read_bytes=$( (grep -ho "ucx-read-bytes=[0-9]*" "$work/totals-get.txt" \
+    2>/dev/null || true) | head -1 | sed 's/.*=//')
+  printf 'bytes the client read over UCX (-get): %d of %d\n' \
+    "${read_bytes:-0}" "$size"
+  [ "${read_bytes:-0}" -ge "$size" ] || {
+    echo "the read-back did not take every byte over UCX (the read preview" \
+      "hooks Hadoop 3.4 and 3.5 only); see $work/get.log" >&2; exit 1; }
 fi

@@ -138,8 +138,12 @@ line_tests() { # release [parts: put, hadoop, project, reads; default the
   # first three]
   local status=0 parts="${2:-put,hadoop,project}"
   if [[ ",$parts," == *,put,* ]]; then
-    echo "put.sh --hadoop $1:"
-    dev-support/put.sh --hadoop "$1" "$put_file" || status=1
+    # With the read-path tests, the read-back reads over UCX too.
+    local read_opt=()
+    [[ ",$parts," != *,reads,* ]] || read_opt=(--read-ucx)
+    echo "put.sh --hadoop $1 ${read_opt[*]}:"
+    dev-support/put.sh --hadoop "$1" "${read_opt[@]}" "$put_file" \
+      || status=1
   fi
   case "$1" in 2.9.*) return $status ;; esac
   if [[ ",$parts," == *,hadoop,* ]]; then

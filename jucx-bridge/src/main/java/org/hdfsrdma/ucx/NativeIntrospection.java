@@ -47,9 +47,16 @@ public final class NativeIntrospection {
         return "resource " + RESOURCE + " is not in the jar";
       }
       File file = File.createTempFile("hdfsrdma", ".so");
-      file.deleteOnExit();
-      Files.copy(in, file.toPath(), StandardCopyOption.REPLACE_EXISTING);
-      System.load(file.getAbsolutePath());
+      try {
+        Files.copy(in, file.toPath(), StandardCopyOption.REPLACE_EXISTING);
+        System.load(file.getAbsolutePath());
+      } finally {
+        // Loaded, the library stays mapped: the file can go now, so that a
+        // JVM that is killed leaves nothing in the temporary directory.
+        if (!file.delete()) {
+          file.deleteOnExit();
+        }
+      }
       return null;
     } catch (IOException | UnsatisfiedLinkError | SecurityException e) {
       return e.toString();
