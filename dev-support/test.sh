@@ -242,3 +242,9 @@ phase "benchmark harness, tiny sweep"
 # checks that UCX carried the UCX puts and none of the jar's; it never judges
 # timings.
 benchmarks/run.sh --tiny --out benchmarks/results/ci
+# And on reads (two clusters of 3.4.2, a sequential, a concurrent and two
+# positional workloads, one below the read threshold): it checks that the
+# UCX client took every byte over UCX at or above the threshold and none
+# below, and that the others took none.
+benchmarks/run.sh --reads --tiny --read-seq 16M --read-pread 64K,1M \
+  --out benchmarks/results/ci-reads

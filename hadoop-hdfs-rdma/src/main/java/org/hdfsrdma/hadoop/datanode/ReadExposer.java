@@ -117,28 +117,12 @@ final class ReadExposer extends OutputStream {
 
   @Override
   public void write(byte[] b, int off, int len) throws IOException {
-    if (stock) {
+    if (!stock) {
+      makeRoom(len);
+    }
+    if (stock) { // from the start, or the client asked for it meanwhile
       socket.write(b, off, len);
       return;
-    }
-    if (finished) {
-      throw new SocketException("hdfs-rdma: " + description
-          + " was written to after its last packet");
-    }
-    if (len > capacity) {
-      throw new SocketException("hdfs-rdma: a packet of " + len + " bytes"
-          + " of " + description + " does not fit its read buffers of "
-          + capacity);
-    }
-    if (fill + len > capacity) {
-      describe(false);
-    }
-    if (fill == 0) {
-      awaitFreeBuffer();
-      if (stock) { // the client asked for stock packets meanwhile
-        socket.write(b, off, len);
-        return;
-      }
     }
     ByteBuffer buf = window[(int) (described % window.length)];
     buf.clear().position(fill);
@@ -153,9 +137,16 @@ final class ReadExposer extends OutputStream {
    * client asked for stock packets ({@link #fellBack()}).
    */
   void startPacket(int bytes) throws IOException {
-    if (stock) {
-      return;
+    if (!stock) {
+      makeRoom(bytes);
     }
+  }
+
+  /**
+   * Makes room for {@code bytes} more in the buffer being filled: the
+   * next buffer when they do not fit, once the client freed it.
+   */
+  private void makeRoom(int bytes) throws IOException {
     if (finished) {
       throw new SocketException("hdfs-rdma: " + description
           + " was written to after its last packet");

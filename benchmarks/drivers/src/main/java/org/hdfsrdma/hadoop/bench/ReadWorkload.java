@@ -6,6 +6,8 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -62,13 +64,13 @@ public final class ReadWorkload extends Configured implements Tool {
 
   private String mode;
   private Path dir;
-  private short rep = 3;
-  private int files = 1;
-  private long size = 1 << 20;
-  private int read = 1 << 20;
-  private int threads = 1;
-  private int passes = 1;
-  private int count = 100;
+  private short rep;
+  private int files;
+  private long size;
+  private int read;
+  private int threads;
+  private int passes;
+  private int count;
   private File latFile;
 
   private AppContent content;
@@ -76,55 +78,39 @@ public final class ReadWorkload extends Configured implements Tool {
   private long totalBytes;
   private long totalBlocks;
 
+  /** The options, each with its default ("" where it has none). */
+  private static final String[][] OPTIONS = {{"-dir", ""}, {"-rep", "3"},
+      {"-files", "1"}, {"-size", "1048576"}, {"-read", "1048576"},
+      {"-threads", "1"}, {"-passes", "1"}, {"-count", "100"},
+      {"-lat-file", ""}};
+
   private void parse(String[] args) {
-    if (args.length == 0) {
+    if (args.length == 0 || !Arrays.asList("prepare", "seq", "pread")
+        .contains(args[0])) {
       throw new IllegalArgumentException(
           "usage: prepare|seq|pread -dir PATH ...");
     }
     mode = args[0];
-    if (!mode.equals("prepare") && !mode.equals("seq")
-        && !mode.equals("pread")) {
-      throw new IllegalArgumentException("unknown mode " + mode);
+    Map<String, String> given = ToolArgs.pairs(args, 1);
+    Map<String, String> o = new HashMap<>();
+    for (String[] option : OPTIONS) {
+      o.put(option[0], given.getOrDefault(option[0], option[1]));
     }
-    for (Map.Entry<String, String> option
-        : ToolArgs.pairs(args, 1).entrySet()) {
-      String v = option.getValue();
-      switch (option.getKey()) {
-      case "-dir":
-        dir = new Path(v);
-        break;
-      case "-rep":
-        rep = Short.parseShort(v);
-        break;
-      case "-files":
-        files = Integer.parseInt(v);
-        break;
-      case "-size":
-        size = Long.parseLong(v);
-        break;
-      case "-read":
-        read = Integer.parseInt(v);
-        break;
-      case "-threads":
-        threads = Integer.parseInt(v);
-        break;
-      case "-passes":
-        passes = Integer.parseInt(v);
-        break;
-      case "-count":
-        count = Integer.parseInt(v);
-        break;
-      case "-lat-file":
-        latFile = new File(v);
-        break;
-      default:
-        throw new IllegalArgumentException(
-            "unknown option " + option.getKey());
-      }
+    given.keySet().removeAll(o.keySet());
+    if (!given.isEmpty() || o.get("-dir").isEmpty()) {
+      throw new IllegalArgumentException("unknown options " + given.keySet()
+          + " or no -dir");
     }
-    if (dir == null) {
-      throw new IllegalArgumentException("-dir is required");
-    }
+    dir = new Path(o.get("-dir"));
+    rep = Short.parseShort(o.get("-rep"));
+    files = Integer.parseInt(o.get("-files"));
+    size = Long.parseLong(o.get("-size"));
+    read = Integer.parseInt(o.get("-read"));
+    threads = Integer.parseInt(o.get("-threads"));
+    passes = Integer.parseInt(o.get("-passes"));
+    count = Integer.parseInt(o.get("-count"));
+    latFile = o.get("-lat-file").isEmpty() ? null : new File(o.get(
+        "-lat-file"));
     if (files < 1 || size < 1 || read < 1 || threads < 1 || passes < 1
         || count < 1 || rep < 1 || read > size) {
       throw new IllegalArgumentException(
