@@ -134,12 +134,21 @@ public final class UcxStreamerState {
           + " files) write over TCP; the UCX path is for replicated files");
       return OFF_BECAUSE[PipelineOutcome.TCP_ERASURE_CODED.ordinal()];
     }
-    UcxClients.Start start = UcxClients.start(client.getConfiguration());
-    if (start.runtime == null) {
-      return start.tcp == null ? OFF : OFF_BECAUSE[start.tcp.ordinal()];
+    UcxClients.Start start;
+    ClientStream stream;
+    try {
+      start = UcxClients.start(client.getConfiguration());
+      if (start.runtime == null) {
+        return start.tcp == null ? OFF : OFF_BECAUSE[start.tcp.ordinal()];
+      }
+      stream = ClientStream.open(start,
+          client.getConf().getWritePacketSize(), new Failures(errorState));
+    } catch (RuntimeException | LinkageError e) {
+      // UCX must never cost a write: whatever went wrong, Hadoop's own.
+      LogOnce.warn("client-start-failed", "hdfs-rdma: starting UCX failed,"
+          + " writes stay on TCP: " + e);
+      return OFF_BECAUSE[PipelineOutcome.TCP_UCX_UNAVAILABLE.ordinal()];
     }
-    ClientStream stream = ClientStream.open(start,
-        client.getConf().getWritePacketSize(), new Failures(errorState));
     return stream == null
         ? OFF_BECAUSE[PipelineOutcome.TCP_UCX_UNAVAILABLE.ordinal()]
         : new UcxStreamerState(stream, null);

@@ -3,15 +3,13 @@ package org.hdfsrdma.hadoop.runtime;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 import org.hdfsrdma.ucx.RegionAnnouncement;
 import org.hdfsrdma.ucx.RemoteRegion;
-
-import com.google.common.cache.Cache;
-import com.google.common.cache.CacheBuilder;
-import com.google.common.cache.RemovalListener;
-import com.google.common.cache.RemovalNotification;
 
 /**
  * The regions this JVM reads from as their owners announce them: a
@@ -23,16 +21,32 @@ import com.google.common.cache.RemovalNotification;
  * a read of a few KiB does not map and unmap a segment. The announcement
  * is still checked per use: only its exact key and bounds find the
  * mapping, which this JVM's attachment keeps the kernel from handing to
- * another segment meanwhile.
+ * another segment meanwhile. At most {@value #MAX_REGIONS} are kept; past
+ * that a region serves only the block or read that opened it.
+ *
+ * <p>No Guava: clients on Hadoop 3's shaded client jars have none on
+ * their class path.
  */
 public final class RegionCache implements Closeable {
 
   /** Regions read directly stay mapped this long after their last use. */
   static final long IDLE_SECONDS = 30;
+  /** Regions kept mapped at once, at most. */
+  static final int MAX_REGIONS = 4096;
 
   private final TransportNotes notes;
   private final RemoteRegion.Policy policy;
-  private final Cache<ByteBuffer, RemoteRegion> direct;
+  private final Map<ByteBuffer, Kept> direct = new ConcurrentHashMap<>();
+
+  /** A region the cache holds a reference to, and its last use. */
+  private static final class Kept {
+    final RemoteRegion region;
+    volatile long usedNanos = System.nanoTime();
+
+    Kept(RemoteRegion region) {
+      this.region = region;
+    }
+  }
 
   /**
    * @param policy what a region may be besides what every region passes
@@ -41,15 +55,6 @@ public final class RegionCache implements Closeable {
   RegionCache(RemoteRegion.Policy policy, TransportNotes notes) {
     this.notes = notes;
     this.policy = policy;
-    this.direct = CacheBuilder.newBuilder()
-        .expireAfterAccess(IDLE_SECONDS, TimeUnit.SECONDS)
-        .removalListener(new RemovalListener<ByteBuffer, RemoteRegion>() {
-          @Override
-          public void onRemoval(
-              RemovalNotification<ByteBuffer, RemoteRegion> n) {
-            n.getValue().release();
-          }
-        }).build();
   }
 
   /**
@@ -67,17 +72,22 @@ public final class RegionCache implements Closeable {
     byte[] rkey = a.rkey();
     ByteBuffer key = ByteBuffer.allocate(rkey.length + 16);
     key.put(rkey).putLong(a.regionBase()).putLong(a.regionLength()).flip();
-    RemoteRegion cached = direct.getIfPresent(key);
-    if (cached != null) {
+    Kept kept = direct.get(key);
+    if (kept != null) {
       try {
-        return cached.retain();
+        RemoteRegion r = kept.region.retain();
+        kept.usedNanos = System.nanoTime();
+        return r;
       } catch (IllegalStateException released) {
-        direct.invalidate(key);
+        direct.remove(key, kept);
       }
     }
     RemoteRegion r = RemoteRegion.open(endpoint, a, policy, owner);
-    if (r.isDirect()) {
-      direct.put(key, r.retain());
+    if (r.isDirect() && direct.size() < MAX_REGIONS) {
+      Kept mine = new Kept(r.retain());
+      if (direct.putIfAbsent(key, mine) != null) {
+        r.release(); // another block or read cached it first
+      }
     }
     notes.add(r.isDirect() ? role + ": shared memory"
         : role + ": " + r.toString().replaceAll(".*\\((.*)\\)$", "$1"));
@@ -86,13 +96,30 @@ public final class RegionCache implements Closeable {
 
   /** Unmaps regions idle for too long; the housekeeping thread. */
   public void sweep() {
-    direct.cleanUp();
+    long now = System.nanoTime();
+    long idle = TimeUnit.SECONDS.toNanos(IDLE_SECONDS);
+    for (Iterator<Map.Entry<ByteBuffer, Kept>> it =
+        direct.entrySet().iterator(); it.hasNext();) {
+      Map.Entry<ByteBuffer, Kept> e = it.next();
+      if (now - e.getValue().usedNanos >= idle
+          && direct.remove(e.getKey(), e.getValue())) {
+        e.getValue().region.release();
+      }
+    }
+  }
+
+  /** Regions kept mapped now. */
+  int size() {
+    return direct.size();
   }
 
   /** Releases every cached region. Idempotent. */
   @Override
   public void close() {
-    direct.invalidateAll();
-    direct.cleanUp();
+    for (Map.Entry<ByteBuffer, Kept> e : direct.entrySet()) {
+      if (direct.remove(e.getKey(), e.getValue())) {
+        e.getValue().region.release();
+      }
+    }
   }
 }

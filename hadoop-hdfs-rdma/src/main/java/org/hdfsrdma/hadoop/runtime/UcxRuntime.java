@@ -138,7 +138,7 @@ public final class UcxRuntime implements Closeable {
       m.every(REGION_SWEEP_MS, regions::sweep);
       this.metrics = new UcxJvmMetrics(new Gauges(),
           conf.clientTimers() ? new PacketPhaseTimes() : null);
-    } catch (UcxUnavailableException | RuntimeException failure) {
+    } catch (UcxUnavailableException | RuntimeException | Error failure) {
       Closeables.closeAfterFailure(failure, m, l, e, w, p, ctx);
       throw failure;
     }
