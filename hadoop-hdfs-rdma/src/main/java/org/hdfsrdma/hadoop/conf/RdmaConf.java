@@ -39,6 +39,7 @@ public final class RdmaConf {
   private final long dataNodeUnboundConnectionTimeoutMs;
   private final boolean dataNodeTimers;
   private final boolean clientReads;
+  private final long clientReadMinBytes;
   private final boolean dataNodeReads;
   private final int dataNodeReadBufferBytes;
   private final int dataNodeReadUserBuffers;
@@ -138,6 +139,8 @@ public final class RdmaConf {
     dataNodeGetsInFlight = gets;
     clientReads = r.getBoolean(DFS_CLIENT_RDMA_READ_ENABLED_KEY,
         DFS_CLIENT_RDMA_READ_ENABLED_DEFAULT);
+    clientReadMinBytes = r.getLong(DFS_CLIENT_RDMA_READ_MIN_BYTES_KEY,
+        DFS_CLIENT_RDMA_READ_MIN_BYTES_DEFAULT);
     dataNodeReads = r.getBoolean(DFS_DATANODE_RDMA_READ_ENABLED_KEY,
         DFS_DATANODE_RDMA_READ_ENABLED_DEFAULT);
     dataNodeReadBufferBytes = r.getInt(
@@ -345,6 +348,14 @@ public final class RdmaConf {
   /** Whether the client offers to read blocks over UCX. */
   public boolean clientReads() {
     return clientReads;
+  }
+
+  /**
+   * The shortest block read a client offers UCX, as this configuration
+   * sets it (a client reads it per read, from its own configuration).
+   */
+  public long clientReadMinBytes() {
+    return clientReadMinBytes;
   }
 
   /** Whether a DataNode serves reads over UCX when offered. */

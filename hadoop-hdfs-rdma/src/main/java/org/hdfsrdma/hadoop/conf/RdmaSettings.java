@@ -166,6 +166,10 @@ public final class RdmaSettings {
     add(r, DFS_DATANODE_RDMA_UNBOUND_CONNECTION_TIMEOUT_MS_KEY, 1,
         24L * 3600 * 1000, "how long a connection that opened no block is"
         + " kept");
+    // 0: every read offers UCX. At most a tebibyte: past any block's size
+    // no read offers it.
+    add(r, DFS_CLIENT_RDMA_READ_MIN_BYTES_KEY, 0, 1L << 40,
+        "the shortest block read that offers UCX");
     // Whole pages of stock packets; at most what a read offer takes.
     add(r, DFS_DATANODE_RDMA_READ_BUFFER_BYTES_KEY, ReadOffer.MIN_PACKET_BYTES,
         ReadOffer.MAX_PACKET_BYTES, "bytes of one buffer a read is served"

@@ -76,6 +76,8 @@ public class TestRdmaConf {
         RdmaConf::dataNodeReadUserBuffers);
     GETTERS.put(DFS_DATANODE_RDMA_READ_MAX_BUFFERS_KEY,
         RdmaConf::dataNodeReadMaxBuffers);
+    GETTERS.put(DFS_CLIENT_RDMA_READ_MIN_BYTES_KEY,
+        RdmaConf::clientReadMinBytes);
     GETTERS.put(DFS_DATANODE_RDMA_UNBOUND_CONNECTION_TIMEOUT_MS_KEY,
         RdmaConf::dataNodeUnboundConnectionTimeoutMs);
   }
