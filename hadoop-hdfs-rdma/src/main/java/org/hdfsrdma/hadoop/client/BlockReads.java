@@ -120,8 +120,15 @@ public final class BlockReads {
       return ReadChannel.fallenBack(socket, credits, answer, blockId,
           counters, description, "no UCX connection: " + e.getMessage());
     }
-    return new ReadChannel(socket, credits, endpoint, runtime.regions(),
-        answer, blockId, runtime.pools().readLanding(OFFER_PACKET_BYTES),
-        conf.getTimeoutMs(), counters, description);
+    try {
+      return new ReadChannel(socket, credits, endpoint, runtime.regions(),
+          answer, blockId, runtime.pools().readLanding(OFFER_PACKET_BYTES),
+          conf.getTimeoutMs(), counters, description);
+    } catch (RuntimeException | LinkageError e) {
+      // UCX failing here (its worker closing, memory it cannot register)
+      // costs the read nothing: the DataNode sends it stock.
+      return ReadChannel.fallenBack(socket, credits, answer, blockId,
+          counters, description, "no UCX read: " + e);
+    }
   }
 }

@@ -51,6 +51,14 @@ final class LandingGet implements Closeable {
    * landing buffer ({@link #view()}); why it failed, or null.
    */
   String get(RemoteRegion r, long address, int length) {
+    try {
+      return tryGet(r, address, length);
+    } catch (RuntimeException e) { // UCX refusing, its worker closing
+      return e.toString();
+    }
+  }
+
+  private String tryGet(RemoteRegion r, long address, int length) {
     if (token == RegisteredBufferPool.NO_LEASE) {
       token = landing.tryAcquire();
       if (token == RegisteredBufferPool.NO_LEASE) {

@@ -232,7 +232,7 @@ public final class ReadChannel implements ReadableByteChannel {
     try {
       r = regionCache.open(endpoint.handle(), a,
           answer.getDataNode().getXferAddr(), "client reads");
-    } catch (IOException e) {
+    } catch (IOException | RuntimeException e) {
       fallBack("region " + a.regionId() + " refused: " + e.getMessage());
       return;
     }
