@@ -17,13 +17,18 @@ import org.apache.hadoop.hdfs.protocol.datatransfer.Sender;
 import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.BlockOpResponseProto;
 import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.Status;
 import org.apache.hadoop.hdfs.security.token.block.BlockTokenIdentifier;
+import org.apache.hadoop.hdfs.server.datanode.CachingStrategy;
 import org.apache.hadoop.security.token.Token;
 import org.hdfsrdma.hadoop.compat.CommitListField;
 import org.hdfsrdma.hadoop.compat.OpPeek;
+import org.hdfsrdma.hadoop.compat.ReadAnswerField;
+import org.hdfsrdma.hadoop.compat.ReadOfferField;
 import org.hdfsrdma.hadoop.compat.WriteRequestField;
 import org.hdfsrdma.hadoop.compat.proto.HdfsRdmaProtos.CommitEntryProto;
+import org.hdfsrdma.hadoop.compat.proto.HdfsRdmaProtos.ReadOfferProto;
 import org.hdfsrdma.hadoop.compat.proto.HdfsRdmaProtos.WriteRequestProto;
 import org.hdfsrdma.hadoop.protocol.CommitEntry;
+import org.hdfsrdma.hadoop.protocol.ReadOffer;
 import org.hdfsrdma.hadoop.protocol.WireLimits;
 import org.hdfsrdma.hadoop.protocol.WireSamples;
 
@@ -35,8 +40,9 @@ import com.google.protobuf.WireFormat;
 
 /**
  * Hostile UCX offers and commit lists, generated: what a writer can put in
- * its writeBlock op and a mirror in its reply, in every shape but a valid
- * one, and drivers that run them through the real readers.
+ * its writeBlock op, a reader in its readBlock op and a mirror in its
+ * reply, in every shape but a valid one, and drivers that run them through
+ * the real readers.
  */
 final class NegotiationFuzz {
 
@@ -134,7 +140,26 @@ final class NegotiationFuzz {
         new ExtendedBlock(blockPoolId, blockId, 0, 1001L),
         StorageType.DEFAULT, new Token<BlockTokenIdentifier>(), "fuzz",
         new DatanodeInfo[0], new StorageType[0], null, 1, 1001L, null);
-    byte[] frame = out.toByteArray();
+    return withExtra(out.toByteArray(), extra);
+  }
+
+  /**
+   * A whole readBlock op (as Sender writes it) of {@code length} bytes at
+   * {@code offset} of {@code block}, with {@code extra} appended to its
+   * protobuf.
+   */
+  static byte[] readBlockOp(ExtendedBlock block,
+      Token<BlockTokenIdentifier> token, long offset, long length,
+      byte[] extra) throws IOException {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    new Sender(new DataOutputStream(out)).readBlock(block, token, "fuzz",
+        offset, length, true, CachingStrategy.newDefaultStrategy());
+    return withExtra(out.toByteArray(), extra);
+  }
+
+  /** An op frame (version, op code, proto) with bytes added to its proto. */
+  private static byte[] withExtra(byte[] frame, byte[] extra)
+      throws IOException {
     CodedInputStream in = CodedInputStream.newInstance(frame, 3,
         frame.length - 3);
     int protoLength = in.readRawVarint32();
@@ -147,6 +172,91 @@ final class NegotiationFuzz {
     c.writeRawBytes(extra);
     c.flush();
     return op.toByteArray();
+  }
+
+  /**
+   * Protobuf bytes for field {@link ReadOfferField#NUMBER} of a readBlock
+   * op that are, mostly, not one valid offer: random payloads, flipped
+   * bits of a valid one (which may leave it valid: any client key is), other
+   * wire types, the answer's field, a value missing or out of range, the
+   * field twice, a length running past the op.
+   */
+  static byte[] hostileReadOffer(Random r) throws IOException {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    CodedOutputStream c = CodedOutputStream.newInstance(bytes);
+    int f = ReadOfferField.NUMBER;
+    byte[] key = new byte[ReadOffer.CLIENT_KEY_LENGTH];
+    r.nextBytes(key);
+    ReadOfferProto valid = ReadOfferProto.newBuilder()
+        .setClientKey(ByteString.copyFrom(key))
+        .setPacketBytes(ReadOffer.MAX_PACKET_BYTES)
+        .setWindow(ReadOffer.MIN_WINDOW + r.nextInt(3)).build();
+    switch (r.nextInt(10)) {
+      case 0:
+        byte[] junk = new byte[r.nextInt(65)];
+        r.nextBytes(junk);
+        c.writeBytes(f, ByteString.copyFrom(junk));
+        break;
+      case 1:
+        byte[] flipped = valid.toByteArray();
+        int bit = r.nextInt(flipped.length * 8);
+        flipped[bit / 8] ^= (byte) (1 << (bit % 8));
+        c.writeBytes(f, ByteString.copyFrom(flipped));
+        break;
+      case 2:
+        c.writeUInt64(f, r.nextLong());
+        break;
+      case 3:
+        c.writeFixed64(f, r.nextLong());
+        break;
+      case 4:
+        // an answer where the offer goes
+        c.writeBytes(ReadAnswerField.NUMBER, valid.toByteString());
+        break;
+      case 5:
+        int packetBytes = r.nextBoolean()
+            ? ReadOffer.MAX_PACKET_BYTES + 1 + r.nextInt(Integer.MAX_VALUE
+                - ReadOffer.MAX_PACKET_BYTES - 1)
+            : r.nextInt(ReadOffer.MIN_PACKET_BYTES);
+        c.writeBytes(f, valid.toBuilder().setPacketBytes(
+            r.nextInt(4) == 0 ? -1 - r.nextInt(1000) : packetBytes)
+            .build().toByteString());
+        break;
+      case 6:
+        c.writeBytes(f, valid.toBuilder().setWindow(r.nextBoolean()
+            ? r.nextInt(ReadOffer.MIN_WINDOW)
+            : ReadOffer.MAX_WINDOW + 1 + r.nextInt(1 << 20))
+            .build().toByteString());
+        break;
+      case 7:
+        c.writeBytes(f, valid.toByteString());
+        c.writeBytes(f, ByteString.copyFrom(new byte[r.nextInt(30)]));
+        break;
+      case 8:
+        c.writeTag(f, WireFormat.WIRETYPE_LENGTH_DELIMITED);
+        c.writeRawVarint32(1000 + r.nextInt(100_000));
+        break;
+      default:
+        ReadOfferProto.Builder bad = valid.toBuilder();
+        switch (r.nextInt(4)) {
+          case 0:
+            bad.clear();
+            break;
+          case 1:
+            bad.clearWindow();
+            break;
+          case 2:
+            bad.setClientKey(ByteString.copyFrom(new byte[r.nextInt(
+                ReadOffer.CLIENT_KEY_LENGTH)]));
+            break;
+          default:
+            bad.setClientKey(ByteString.copyFrom(new byte[
+                ReadOffer.CLIENT_KEY_LENGTH + 1 + r.nextInt(100)]));
+        }
+        c.writeBytes(f, bad.build().toByteString());
+    }
+    c.flush();
+    return bytes.toByteArray();
   }
 
   /**
