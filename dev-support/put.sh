@@ -259,8 +259,10 @@ if [ "$read_ucx" = true ]; then
   # No totals file: the -get JVM never started UCX.
   read_bytes=$( (grep -ho "ucx-read-bytes=[0-9]*" "$work/totals-get.txt" \
     2>/dev/null || true) | head -1 | sed 's/.*=//')
-  printf 'bytes the client read over UCX (-get): %d of %d\n' \
-    "${read_bytes:-0}" "$size"
+  # The client counts whole packets: data, checksums and headers.
+  printf 'bytes the client read over UCX (-get): %d, packets of the' \
+    "${read_bytes:-0}"
+  printf ' %d data bytes with their checksums and headers\n' "$size"
   [ "${read_bytes:-0}" -ge "$size" ] || {
     echo "the read-back did not take every byte over UCX (the read preview" \
       "hooks Hadoop 3.4 and 3.5 only); see $work/get.log" >&2; exit 1; }
