@@ -65,43 +65,24 @@ final class NegotiationFuzz {
     WriteRequestProto valid = WriteRequestProto.newBuilder()
         .setNonce(ByteString.copyFrom(nonce)).setPacketSize(65536)
         .setFeeders(0).build();
-    switch (r.nextInt(11)) {
-      case 0:
-        byte[] junk = new byte[r.nextInt(65)];
-        r.nextBytes(junk);
-        c.writeBytes(f, ByteString.copyFrom(junk));
-        break;
-      case 1:
-        byte[] flipped = valid.toByteArray();
-        int bit = r.nextInt(flipped.length * 8);
-        flipped[bit / 8] ^= (byte) (1 << (bit % 8));
-        c.writeBytes(f, ByteString.copyFrom(flipped));
-        break;
-      case 2:
-        c.writeUInt64(f, r.nextLong());
-        break;
-      case 3:
-        c.writeFixed64(f, r.nextLong());
-        break;
-      case 4:
-        c.writeFixed32(f, r.nextInt());
-        break;
-      case 5:
+    int kind = r.nextInt(11);
+    if (kind < BROKEN_FIELD_KINDS) {
+      brokenField(r, c, f, valid.toByteString(), kind);
+      c.flush();
+      return bytes.toByteArray();
+    }
+    switch (kind) {
+      case 6:
         c.writeBytes(5151, ByteString.copyFrom(
             WireSamples.previousReleaseRequest(2, nonce, 65536, 0)));
         break;
-      case 6:
+      case 7:
         c.writeBytes(f, valid.toBuilder().setPacketSize(
             r.nextBoolean() ? -r.nextInt(Integer.MAX_VALUE) : 0)
             .build().toByteString());
         break;
-      case 7:
-        c.writeBytes(f, valid.toByteString());
-        c.writeBytes(f, ByteString.copyFrom(new byte[r.nextInt(30)]));
-        break;
       case 8:
-        c.writeTag(f, WireFormat.WIRETYPE_LENGTH_DELIMITED);
-        c.writeRawVarint32(1000 + r.nextInt(100_000));
+        c.writeFixed32(f, r.nextInt());
         break;
       case 9:
         WriteRequestProto.Builder bad = valid.toBuilder();
@@ -127,6 +108,46 @@ final class NegotiationFuzz {
     }
     c.flush();
     return bytes.toByteArray();
+  }
+
+  /** The kinds of {@link #brokenField}, numbered from 0. */
+  private static final int BROKEN_FIELD_KINDS = 6;
+
+  /**
+   * Writes field {@code f} broken as any length-delimited field can be
+   * ({@code kind} below {@link #BROKEN_FIELD_KINDS}): random bytes, a
+   * flipped bit of {@code valid} (which may leave it valid), a varint, a
+   * fixed64, {@code valid} then a second value, a length running past the
+   * op.
+   */
+  private static void brokenField(Random r, CodedOutputStream c, int f,
+      ByteString valid, int kind) throws IOException {
+    switch (kind) {
+      case 0:
+        byte[] junk = new byte[r.nextInt(65)];
+        r.nextBytes(junk);
+        c.writeBytes(f, ByteString.copyFrom(junk));
+        break;
+      case 1:
+        byte[] flipped = valid.toByteArray();
+        int bit = r.nextInt(flipped.length * 8);
+        flipped[bit / 8] ^= (byte) (1 << (bit % 8));
+        c.writeBytes(f, ByteString.copyFrom(flipped));
+        break;
+      case 2:
+        c.writeUInt64(f, r.nextLong());
+        break;
+      case 3:
+        c.writeFixed64(f, r.nextLong());
+        break;
+      case 4:
+        c.writeBytes(f, valid);
+        c.writeBytes(f, ByteString.copyFrom(new byte[r.nextInt(30)]));
+        break;
+      default:
+        c.writeTag(f, WireFormat.WIRETYPE_LENGTH_DELIMITED);
+        c.writeRawVarint32(1000 + r.nextInt(100_000));
+    }
   }
 
   /**
@@ -191,29 +212,18 @@ final class NegotiationFuzz {
         .setClientKey(ByteString.copyFrom(key))
         .setPacketBytes(ReadOffer.MAX_PACKET_BYTES)
         .setWindow(ReadOffer.MIN_WINDOW + r.nextInt(3)).build();
-    switch (r.nextInt(10)) {
-      case 0:
-        byte[] junk = new byte[r.nextInt(65)];
-        r.nextBytes(junk);
-        c.writeBytes(f, ByteString.copyFrom(junk));
-        break;
-      case 1:
-        byte[] flipped = valid.toByteArray();
-        int bit = r.nextInt(flipped.length * 8);
-        flipped[bit / 8] ^= (byte) (1 << (bit % 8));
-        c.writeBytes(f, ByteString.copyFrom(flipped));
-        break;
-      case 2:
-        c.writeUInt64(f, r.nextLong());
-        break;
-      case 3:
-        c.writeFixed64(f, r.nextLong());
-        break;
-      case 4:
+    int kind = r.nextInt(10);
+    if (kind < BROKEN_FIELD_KINDS) {
+      brokenField(r, c, f, valid.toByteString(), kind);
+      c.flush();
+      return bytes.toByteArray();
+    }
+    switch (kind) {
+      case 6:
         // an answer where the offer goes
         c.writeBytes(ReadAnswerField.NUMBER, valid.toByteString());
         break;
-      case 5:
+      case 7:
         int packetBytes = r.nextBoolean()
             ? ReadOffer.MAX_PACKET_BYTES + 1 + r.nextInt(Integer.MAX_VALUE
                 - ReadOffer.MAX_PACKET_BYTES - 1)
@@ -222,19 +232,11 @@ final class NegotiationFuzz {
             r.nextInt(4) == 0 ? -1 - r.nextInt(1000) : packetBytes)
             .build().toByteString());
         break;
-      case 6:
+      case 8:
         c.writeBytes(f, valid.toBuilder().setWindow(r.nextBoolean()
             ? r.nextInt(ReadOffer.MIN_WINDOW)
             : ReadOffer.MAX_WINDOW + 1 + r.nextInt(1 << 20))
             .build().toByteString());
-        break;
-      case 7:
-        c.writeBytes(f, valid.toByteString());
-        c.writeBytes(f, ByteString.copyFrom(new byte[r.nextInt(30)]));
-        break;
-      case 8:
-        c.writeTag(f, WireFormat.WIRETYPE_LENGTH_DELIMITED);
-        c.writeRawVarint32(1000 + r.nextInt(100_000));
         break;
       default:
         ReadOfferProto.Builder bad = valid.toBuilder();
