@@ -142,8 +142,10 @@ public final class BlockRead implements AutoCloseable {
     if (exposer.fellBack()) {
       dataNode.metrics().countReadFallback();
     } else if (exposer.isFinished()) {
-      dataNode.metrics().countRead(exposer.bytesExposed());
+      dataNode.metrics().countRead();
     }
+    // Also of a read its client ended early, left or fell back from.
+    dataNode.metrics().countReadBytes(exposer.bytesTaken());
     exposer.close();
   }
 }

@@ -75,7 +75,8 @@ final class ReadExposer extends OutputStream {
   private boolean finished;
   /** The client asked for the rest as stock packets: they go to the socket. */
   private boolean stock;
-  private long bytesExposed;
+  /** Bytes of stock packets in the buffers the client credited. */
+  private long bytesTaken;
 
   /**
    * @param capacity bytes of stock packets one buffer takes (the answer's
@@ -227,9 +228,12 @@ final class ReadExposer extends OutputStream {
     return stock;
   }
 
-  /** Bytes of stock packets the client took from the read's buffers. */
-  long bytesExposed() {
-    return bytesExposed;
+  /**
+   * Bytes of stock packets the client took from the read's buffers (those
+   * it credited), however the read ended.
+   */
+  long bytesTaken() {
+    return bytesTaken;
   }
 
   /** Waits for the credit that frees the buffer to be filled next. */
@@ -267,7 +271,6 @@ final class ReadExposer extends OutputStream {
     } catch (IOException e) {
       throw asSocketException("describing a packet to", e);
     }
-    bytesExposed += fill;
     described++;
     fill = 0;
   }
@@ -318,9 +321,18 @@ final class ReadExposer extends OutputStream {
       throw new SocketException(message);
     }
     if (credit.isFallback()) {
+      taken(credit.seqno() - 1);
       resendFrom(credit.seqno());
     } else {
+      taken(credit.seqno());
       credited = credit.seqno();
+    }
+  }
+
+  /** Counts the bytes of the buffers after the last credited to seqno. */
+  private void taken(long seqno) {
+    for (long s = credited + 1; s <= seqno; s++) {
+      bytesTaken += lengths[(int) (s % lengths.length)];
     }
   }
 

@@ -42,7 +42,7 @@ public final class UcxDataNode {
     this.server = server;
     this.metrics = new UcxDataNodeMetrics(name,
         this.conf.dataNodeTimers() ? new PacketPhaseTimes() : null,
-        ingest::bytesPerSecond);
+        ingest::bytesPerSecond, server.readers()::held);
   }
 
   /**

@@ -55,6 +55,7 @@ public final class UcxDataNodeMetrics implements MetricsSource {
   private final AtomicLong readsFellBack = new AtomicLong();
   private final PacketPhaseTimes times;
   private final LongSupplier ingest;
+  private final LongSupplier readBuffersHeld;
 
   private final MetricsRegistry registry = new MetricsRegistry(RECORD_NAME)
       .setContext("dfs");
@@ -86,10 +87,11 @@ public final class UcxDataNodeMetrics implements MetricsSource {
           + " time), whose client it asked to continue over TCP", 0L);
   private final MutableCounterLong readsOverUcxMetric = registry.newCounter(
       "ReadsOverUcx", "Block reads this DataNode served from registered"
-          + " memory to a client's gets", 0L);
+          + " memory whose client took every packet", 0L);
   private final MutableCounterLong readBytesOverUcxMetric =
       registry.newCounter("ReadBytesOverUcx", "Bytes of stock packets"
-          + " (headers, checksums, data) clients took with gets", 0L);
+          + " (headers, checksums, data) clients took from registered memory,"
+          + " of every read however it ended", 0L);
   private final MutableCounterLong readsFellBackMetric = registry.newCounter(
       "ReadsFellBack", "Block reads whose client could not take a buffer"
           + " over UCX and had the rest sent as stock packets", 0L);
@@ -97,19 +99,24 @@ public final class UcxDataNodeMetrics implements MetricsSource {
       "IngestBytesPerSecond", "Bytes this DataNode's receivers took in per"
           + " second of their busy time (moving average; 0 before a sample)",
       0L);
+  private final MutableGaugeLong readBuffersHeldGauge = registry.newGauge(
+      "ReadBuffersHeld", "Registered buffers the DataNode side of this JVM"
+          + " holds for reads under way (0 once every read ended)", 0L);
   private final PhaseRates rates;
 
   /**
    * @param dataNode the DataNode's display name, host:port
    * @param times where its packet phases are timed, or null when untimed
    * @param ingest its measured ingest rate in bytes/s
+   * @param readBuffersHeld the read buffers its JVM's DataNode side holds
    */
   public UcxDataNodeMetrics(String dataNode, PacketPhaseTimes times,
-      LongSupplier ingest) {
+      LongSupplier ingest, LongSupplier readBuffersHeld) {
     this.sourceName = SOURCE_PREFIX + dataNode.replace(':', '-');
     registry.tag("DataNode", "The DataNode, host:port", dataNode);
     this.times = times;
     this.ingest = ingest;
+    this.readBuffersHeld = readBuffersHeld;
     this.rates = times == null ? null : new PhaseRates(registry, times, false);
   }
 
@@ -133,9 +140,13 @@ public final class UcxDataNodeMetrics implements MetricsSource {
     blocksFellBack.incrementAndGet();
   }
 
-  /** A read served over UCX ended; the client took {@code bytes}. */
-  public void countRead(long bytes) {
+  /** A read served over UCX ended as agreed: the client took it all. */
+  public void countRead() {
     readsOverUcx.incrementAndGet();
+  }
+
+  /** A read's client took {@code bytes} of packets over UCX. */
+  public void countReadBytes(long bytes) {
     readBytesOverUcx.addAndGet(bytes);
   }
 
@@ -198,6 +209,7 @@ public final class UcxDataNodeMetrics implements MetricsSource {
     Sources.advance(readBytesOverUcxMetric, readBytesOverUcx.get());
     Sources.advance(readsFellBackMetric, readsFellBack.get());
     ingestBytesPerSecond.set(ingest.getAsLong());
+    readBuffersHeldGauge.set(readBuffersHeld.getAsLong());
     if (rates != null) {
       rates.update();
     }
