@@ -487,6 +487,12 @@ final class ProcessCluster implements Closeable {
    */
   static long rdmaBean(DataNodeProcess d, String attribute)
       throws IOException {
+    awaitFreshJmx();
+    return rdmaBeanAsServed(d, attribute);
+  }
+
+  /** Waits until JMX serves no value older than this call. */
+  private static void awaitFreshJmx() throws IOException {
     final long until = System.nanoTime()
         + TimeUnit.MILLISECONDS.toNanos(JMX_STALENESS_MS);
     try {
@@ -495,7 +501,24 @@ final class ProcessCluster implements Closeable {
     } catch (TimeoutException | InterruptedException e) {
       throw new IOException("interrupted waiting for fresh metrics", e);
     }
-    return rdmaBeanAsServed(d, attribute);
+  }
+
+  /**
+   * An attribute of the DataNode's own source only, fresh as
+   * {@link #rdmaBean}: for names its JVM's source carries too (the read
+   * counters, which the JVM's counts for its clients).
+   */
+  static long dataNodeSourceBean(DataNodeProcess d, String attribute)
+      throws IOException {
+    awaitFreshJmx();
+    return dataNodeSourceAsServed(d, attribute);
+  }
+
+  /** The same attribute as JMX serves it now, up to a period old. */
+  static long dataNodeSourceAsServed(DataNodeProcess d, String attribute)
+      throws IOException {
+    return bean(d, "Hadoop:service=DataNode,name=HdfsRdmaDataNode-*",
+        attribute);
   }
 
   /**

@@ -441,7 +441,7 @@ public class TestKillMatrix {
   }
 
   /** Sends a process a signal ({@code kill -NAME pid}). */
-  private static void signal(Process p, String name) throws Exception {
+  static void signal(Process p, String name) throws Exception {
     Process kill = new ProcessBuilder("kill", "-" + name,
         String.valueOf(ProcessCluster.pid(p))).inheritIO().start();
     assertTrue(kill.waitFor(30, TimeUnit.SECONDS));
