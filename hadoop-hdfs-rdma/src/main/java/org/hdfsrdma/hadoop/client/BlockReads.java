@@ -33,12 +33,34 @@ public final class BlockReads {
   /** Buffers a reader asks the DataNode to fill ahead of its credits. */
   static final int OFFER_WINDOW = 4;
 
+  /**
+   * Hadoop's {@code dfs.client.socket-timeout} and its default (the key
+   * lives in hadoop-hdfs-client of some releases only: by name here).
+   */
+  static final String SOCKET_TIMEOUT_KEY = "dfs.client.socket-timeout";
+  static final int SOCKET_TIMEOUT_DEFAULT = 60_000;
+
   private final UcxRuntime runtime;
   private final ReadOffer offer;
+  /** How long one get may take; see {@link #getTimeoutMs}. */
+  private final long getTimeoutMs;
 
-  private BlockReads(UcxRuntime runtime, ReadOffer offer) {
+  private BlockReads(UcxRuntime runtime, ReadOffer offer, long getTimeoutMs) {
     this.runtime = runtime;
     this.offer = offer;
+    this.getTimeoutMs = getTimeoutMs;
+  }
+
+  /**
+   * How long a reader waits for one get: as long as a stock reader waits
+   * for a silent DataNode (the client's socket timeout), so that a
+   * DataNode stopped in the middle of a get holds the read no longer than
+   * a stock one; without a socket timeout, the DataNodes' get timeout.
+   */
+  static long getTimeoutMs(Configuration conf, RdmaConf rdma) {
+    int socketTimeout = conf.getInt(SOCKET_TIMEOUT_KEY,
+        SOCKET_TIMEOUT_DEFAULT);
+    return socketTimeout > 0 ? socketTimeout : rdma.getTimeoutMs();
   }
 
   /**
@@ -75,7 +97,8 @@ public final class BlockReads {
     // The offer's client key: the first bytes of the worker's digest.
     return new BlockReads(runtime, new ReadOffer(Arrays.copyOf(
         runtime.workerDigest(), ReadOffer.CLIENT_KEY_LENGTH),
-        OFFER_PACKET_BYTES, OFFER_WINDOW));
+        OFFER_PACKET_BYTES, OFFER_WINDOW),
+        getTimeoutMs(conf, runtime.conf()));
   }
 
   /** What the {@code readBlock} op carries. */
@@ -123,7 +146,7 @@ public final class BlockReads {
     try {
       return new ReadChannel(socket, credits, endpoint, runtime.regions(),
           answer, blockId, runtime.pools().readLanding(OFFER_PACKET_BYTES),
-          conf.getTimeoutMs(), counters, description);
+          getTimeoutMs, counters, description);
     } catch (RuntimeException | LinkageError e) {
       // UCX failing here (its worker closing, memory it cannot register)
       // costs the read nothing: the DataNode sends it stock.
