@@ -62,6 +62,8 @@ public final class Totals {
         .append(" ucx-read-bytes=").append(jvm.reads().bytesRead())
         .append(" reads-over-ucx=").append(jvm.reads().readsAnswered())
         .append(" reads-fell-back=").append(jvm.reads().readsFellBack())
+        .append(" read-offers-served-stock=")
+        .append(jvm.reads().readsStock())
         .append(" striped-streamers-over-tcp=")
         .append(ClientOutcomes.stripedStreamersOverTcp());
     for (PipelineOutcome o : PipelineOutcome.values()) {

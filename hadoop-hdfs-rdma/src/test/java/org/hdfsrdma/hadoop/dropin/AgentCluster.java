@@ -18,8 +18,10 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
 
+import org.apache.commons.io.IOUtils;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
@@ -120,6 +122,38 @@ public final class AgentCluster implements Closeable {
           .split("\\s+"));
     }
   }
+  /**
+   * Whether the drop-in jar's classes for {@code release} read over UCX:
+   * its block reader (BlockReaderRemote) calls the read hook's layer class
+   * (UcxBlockRead) and its DataXceiver the DataNode's (UcxDataNodeRead), as
+   * the patch series of the release puts them there.
+   */
+  static boolean readHooked(String release) throws IOException {
+    return calls(release, "org/apache/hadoop/hdfs/client/impl/"
+        + "BlockReaderRemote", "org/apache/hadoop/hdfs/client/impl/"
+        + "UcxBlockRead") && calls(release, "org/apache/hadoop/hdfs/server/"
+        + "datanode/DataXceiver", "org/apache/hadoop/hdfs/server/datanode/"
+        + "UcxDataNodeRead");
+  }
+
+  /**
+   * Whether the jar's class {@code name} of {@code release} names {@code
+   * callee} (in its constant pool).
+   */
+  private static boolean calls(String release, String name, String callee)
+      throws IOException {
+    try (JarFile jar = new JarFile(dropinJar())) {
+      JarEntry e = jar.getJarEntry("hdfs-rdma-patched/" + release + "/"
+          + name + ".class");
+      assertTrue("the jar has no " + name + " for Hadoop " + release,
+          e != null);
+      try (InputStream in = jar.getInputStream(e)) {
+        return new String(IOUtils.toByteArray(in),
+            StandardCharsets.ISO_8859_1).contains(callee);
+      }
+    }
+  }
+
 
   /**
    * The class path a test app module wrote (test-apps/, named by the

@@ -30,6 +30,8 @@ import java.util.zip.ZipFile;
 
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.test.GenericTestUtils;
+import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
+import org.hdfsrdma.hadoop.metrics.Totals;
 import org.hdfsrdma.hadoop.tools.DataNodeJmxMetrics;
 import org.junit.Test;
 
@@ -75,23 +77,35 @@ abstract class StockPySpark {
     return true;
   }
 
-  /** local[2]: the tasks write from the driver's JVM. */
-  @Test(timeout = 300_000)
+  /**
+   * local[2]: the tasks write, and then (where the Spark's Hadoop offers
+   * UCX reads) read back, from the driver's JVM.
+   */
+  @Test(timeout = 540_000)
   public void testLocal() throws Exception {
-    writeAndCheck(hdfs(), spark(), "local", "local[2]");
+    long wrote = writeAndCheck(hdfs(), spark(), "local", "local[2]");
+    if (readsOffered()) {
+      readAndCheck(hdfs(), spark(), "local", "local[2]", 0, wrote);
+    }
   }
 
   /**
    * local-cluster[2,1,1024]: a Master and two Workers in the driver's JVM,
    * and two executors, each its own JVM that a Worker starts from the
-   * pyspark's jars with spark.executor.extraJavaOptions: the tasks write
-   * from there.
+   * pyspark's jars with spark.executor.extraJavaOptions: the tasks write,
+   * and then (where the Spark's Hadoop offers UCX reads) read back, from
+   * there.
    */
-  @Test(timeout = 300_000)
+  @Test(timeout = 540_000)
   public void testExecutorJvms() throws Exception {
-    writeAndCheck(hdfs(), spark(), "executors", "local-cluster[2,1,1024]");
+    long wrote = writeAndCheck(hdfs(), spark(), "executors",
+        "local-cluster[2,1,1024]");
     assertAgentIn(spark(), executorLogs(new File(hdfs().work(),
         "executors-spark-home/work")));
+    if (readsOffered()) {
+      readAndCheck(hdfs(), spark(), "executors", "local-cluster[2,1,1024]",
+          2, wrote);
+    }
   }
 
   /**
@@ -122,7 +136,10 @@ abstract class StockPySpark {
   /** 121 bytes a line: about 3 MiB a file. */
   static final int LINES = 26_000;
 
-  private static final String JOB = "org.hdfsrdma.testapps.spark.SparkWrite";
+  private static final String WRITE_JOB =
+      "org.hdfsrdma.testapps.spark.SparkWrite";
+  private static final String READ_JOB =
+      "org.hdfsrdma.testapps.spark.SparkRead";
 
   /** An unpacked pyspark: SPARK_HOME and the Hadoop it bundles. */
   static final class PySpark {
@@ -232,12 +249,23 @@ abstract class StockPySpark {
 
   /**
    * bin/spark-submit of the pyspark, as is, with the agent in the driver's
-   * and the executors' java options and nothing else of hdfs-rdma; returns
-   * the exit code, the output in {@code work/NAME.log}.
+   * and the executors' java options and nothing else of hdfs-rdma, running
+   * {@code job} over {@code dir} with {@code conf} (--conf pairs) added;
+   * with {@code totals}, each JVM that ran UCX leaves its totals line
+   * there: the driver's in {@link #driverTotals}, the executors' in
+   * {@link #executorTotals}. Returns the exit code, the output in
+   * {@code work/NAME.log}.
    */
   static int submit(AgentCluster hdfs, PySpark spark, String name,
-      String master, String out) throws Exception {
-    String agent = AgentCluster.agent();
+      String master, String job, List<String> conf, String dir,
+      boolean totals) throws Exception {
+    String driver = AgentCluster.agent();
+    String executor = AgentCluster.agent();
+    if (totals) {
+      driver += " -D" + Totals.FILE_PROPERTY + "=" + driverTotals(hdfs, name);
+      executor += " -D" + Totals.FILE_PROPERTY + "="
+          + executorTotals(hdfs, name);
+    }
     Map<String, String> env = new HashMap<String, String>();
     File home = sparkHome(hdfs, spark, name);
     env.put("SPARK_HOME", home.getPath());
@@ -247,11 +275,15 @@ abstract class StockPySpark {
     List<String> command = new ArrayList<String>(Arrays.asList(
         "bash", new File(home, "bin/spark-submit").getPath(),
         "--master", master,
-        "--conf", "spark.driver.extraJavaOptions=" + agent,
-        "--conf", "spark.executor.extraJavaOptions=" + agent,
-        "--conf", "spark.ui.enabled=false",
-        "--class", JOB, appJar(hdfs).getPath(),
-        hdfs.fsUri() + out, String.valueOf(PARTITIONS),
+        "--conf", "spark.driver.extraJavaOptions=" + driver,
+        "--conf", "spark.executor.extraJavaOptions=" + executor,
+        "--conf", "spark.ui.enabled=false"));
+    for (String c : conf) {
+      command.add("--conf");
+      command.add(c);
+    }
+    command.addAll(Arrays.asList("--class", job, appJar(hdfs).getPath(),
+        hdfs.fsUri() + dir, String.valueOf(PARTITIONS),
         String.valueOf(LINES)));
     ProcessBuilder b = new ProcessBuilder(command).redirectErrorStream(true)
         .redirectOutput(hdfs.log(name));
@@ -265,6 +297,14 @@ abstract class StockPySpark {
       p.destroyForcibly();
     }
     return p.exitValue();
+  }
+
+  static File driverTotals(AgentCluster hdfs, String name) {
+    return new File(hdfs.work(), name + "-driver-totals.txt");
+  }
+
+  static File executorTotals(AgentCluster hdfs, String name) {
+    return new File(hdfs.work(), name + "-executor-totals.txt");
   }
 
   /**
@@ -412,13 +452,14 @@ abstract class StockPySpark {
    * Submits the job with {@code master}, reads it back and checks what
    * the DataNodes counted: every replica and three times the bytes over
    * UCX, none over TCP, and the agent's line in the driver's log. Returns
-   * the driver's log.
+   * the bytes the job wrote.
    */
-  static String writeAndCheck(AgentCluster hdfs, PySpark spark,
+  static long writeAndCheck(AgentCluster hdfs, PySpark spark,
       String name, String master) throws Exception {
     Counters before = new Counters(hdfs);
     long start = System.nanoTime();
-    int exit = submit(hdfs, spark, name, master, "/" + name);
+    int exit = submit(hdfs, spark, name, master, WRITE_JOB,
+        new ArrayList<String>(), "/" + name, false);
     long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
     String log = AgentCluster.read(hdfs.log(name));
     assertEquals(log, 0, exit);
@@ -437,6 +478,111 @@ abstract class StockPySpark {
     assertEquals("every replica over UCX", 3 * PARTITIONS,
         after.overUcx - before.overUcx);
     assertEquals("no replica over TCP", before.overTcp, after.overTcp);
-    return log;
+    return wrote;
+  }
+
+  /** Whether the Spark's Hadoop client offers reads over UCX at all. */
+  boolean readsOffered() throws IOException {
+    return AgentCluster.readHooked(spark().hadoop);
+  }
+
+  /**
+   * Submits SparkRead over what the job {@code wrote} wrote to {@code /NAME},
+   * with UCX reads on in the Spark's Hadoop configuration and offered by
+   * every block reader (read.min-bytes 0, as the test's files are small),
+   * each JVM's totals kept: the driver's, and the {@code executors}
+   * executor JVMs' (0 in local mode, where the tasks run in the driver).
+   * The job verifies every line. On a cluster whose DataNodes serve reads
+   * over UCX (the release's DataXceiver has the hook), every block reader
+   * must have been answered over UCX, none served stock or fallen back,
+   * and the JVMs must have taken at least twice the files' bytes over UCX
+   * (the job reads its input twice): every byte came over UCX; and the
+   * DataNodes must end holding no read buffer. On a
+   * cluster without the hook (a Hadoop 2 one), every offer is served stock
+   * and no byte comes over UCX.
+   */
+  static void readAndCheck(AgentCluster hdfs, PySpark spark, String name,
+      String master, int executors, long wrote) throws Exception {
+    String job = name + "-read";
+    long start = System.nanoTime();
+    int exit = submit(hdfs, spark, job, master, READ_JOB, Arrays.asList(
+        "spark.hadoop." + HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_READ_ENABLED_KEY
+            + "=true",
+        "spark.hadoop." + HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_READ_MIN_BYTES_KEY
+            + "=0"), "/" + name, true);
+    long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    String log = AgentCluster.read(hdfs.log(job));
+    assertEquals(log, 0, exit);
+    assertTrue(log, log.contains("SparkRead: "));
+    // An executor appends its line as it exits, after the driver's end.
+    List<String> lines = new ArrayList<String>();
+    if (executors > 0) {
+      File f = executorTotals(hdfs, job);
+      GenericTestUtils.waitFor(() -> totalsLines(f).size() >= executors,
+          250, 60_000);
+      lines.addAll(totalsLines(f));
+      assertEquals(lines.toString(), executors, lines.size());
+    }
+    lines.addAll(totalsLines(driverTotals(hdfs, job)));
+    assertTrue("no JVM of the job left totals", !lines.isEmpty());
+    Map<String, Long> sum = new HashMap<String, Long>();
+    for (String line : lines) {
+      for (String pair : line.trim().split(" ")) {
+        String[] kv = pair.split("=", 2);
+        if (kv.length == 2 && kv[1].matches("\\d+")) {
+          sum.merge(kv[0], Long.parseLong(kv[1]), Long::sum);
+        }
+      }
+    }
+    long bytes = sum.getOrDefault("ucx-read-bytes", 0L);
+    long answered = sum.getOrDefault("reads-over-ucx", 0L);
+    long fellBack = sum.getOrDefault("reads-fell-back", 0L);
+    long stock = sum.getOrDefault("read-offers-served-stock", 0L);
+    boolean served = AgentCluster.readHooked(hdfs.release());
+    System.out.printf("%s: pyspark %s (Hadoop %s client) on a Hadoop %s"
+        + " cluster, %s: read %d bytes twice in %d ms; block reads over UCX"
+        + " %d (fell back %d), offers served stock %d; bytes over UCX %d%n",
+        job, spark.version, spark.hadoop, hdfs.release(), master, wrote,
+        millis, answered, fellBack, stock, bytes);
+    if (served) {
+      assertTrue("block reads over UCX", answered > 0);
+      assertEquals("offers served stock", 0, stock);
+      assertEquals("reads fallen back", 0, fellBack);
+      assertTrue("every byte, twice, over UCX: " + bytes,
+          bytes >= 2 * wrote);
+      // Tasks stop reading inside blocks: their DataNodes let go of
+      // every read buffer all the same.
+      GenericTestUtils.waitFor(() -> {
+        try {
+          for (DataNodeJmxMetrics b : hdfs.beans().values()) {
+            if (b.get("ReadBuffersHeld") != 0) {
+              return false;
+            }
+          }
+          return true;
+        } catch (IOException e) {
+          return false;
+        }
+      }, 250, 30_000);
+    } else {
+      assertTrue("offers served stock", stock > 0);
+      assertEquals("block reads over UCX", 0, answered);
+      assertEquals("bytes over UCX", 0, bytes);
+    }
+  }
+
+  /** The totals lines in {@code f}; none while it does not exist. */
+  static List<String> totalsLines(File f) {
+    List<String> lines = new ArrayList<String>();
+    try {
+      for (String line : AgentCluster.read(f).split("\n")) {
+        if (!line.trim().isEmpty()) {
+          lines.add(line);
+        }
+      }
+    } catch (IOException e) {
+      // not written yet
+    }
+    return lines;
   }
 }
