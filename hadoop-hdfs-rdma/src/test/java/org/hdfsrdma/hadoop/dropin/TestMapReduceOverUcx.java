@@ -27,13 +27,17 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.Text;
+import org.apache.hadoop.io.NullWritable;
 import org.apache.hadoop.mapreduce.Job;
+import org.apache.hadoop.mapreduce.JobCounter;
 import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.Reducer;
 import org.apache.hadoop.mapreduce.lib.input.FileInputFormat;
 import org.apache.hadoop.mapreduce.lib.output.FileOutputFormat;
+import org.apache.hadoop.mapreduce.lib.output.NullOutputFormat;
 import org.apache.hadoop.mapreduce.v2.MiniMRYarnCluster;
 import org.hdfsrdma.hadoop.WaitFor;
+import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
 import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.junit.Test;
 
@@ -48,7 +52,8 @@ import org.junit.Test;
  * descriptors, no replica over TCP, each task JVM must have sent exactly
  * the bytes of the files it wrote, and the output must read back intact.
  * The check command, run with a map task's JVM options and class path,
- * must pass its probe.
+ * must pass its probe. Where the release has the read hooks, a second job
+ * reads the side files back over UCX ({@link #readJobAndCheck}).
  *
  * <p>Here on Hadoop 2.9.2's MiniMRYarnCluster, the totals file given as
  * {@code -Dhdfsrdma.stats.file=<LOG_DIR>/...}; the maps write side files and
@@ -109,6 +114,30 @@ public class TestMapReduceOverUcx {
     }
   }
 
+  /**
+   * Checks each line it reads of a side file against what map p wrote
+   * there, fails the task on any other, and counts them: the read job.
+   */
+  public static class VerifyMapper
+      extends Mapper<LongWritable, Text, NullWritable, NullWritable> {
+    @Override
+    protected void map(LongWritable offset, Text line, Context context)
+        throws IOException, InterruptedException {
+      String s = line.toString();
+      Matcher m = Pattern.compile("(\\d{2})-(\\d{7}) (\\S+)").matcher(s);
+      if (!m.matches() || !s.equals(key(Integer.parseInt(m.group(1)),
+          Integer.parseInt(m.group(2))) + ' ' + value(Integer.parseInt(
+          m.group(1)), Integer.parseInt(m.group(2))))) {
+        throw new IOException("not a line a map wrote, at " + offset + ": "
+            + s);
+      }
+      context.getCounter(LINES_GROUP, LINES_COUNTER).increment(1);
+    }
+  }
+
+  private static final String LINES_GROUP = "hdfs-rdma";
+  private static final String LINES_COUNTER = "verified-lines";
+
   /** Container log directories with a totals file, by container id. */
   private static Map<String, File> totals(File root) throws IOException {
     Map<String, File> byContainer = new TreeMap<String, File>();
@@ -132,6 +161,87 @@ public class TestMapReduceOverUcx {
   private static long sentHere() {
     UcxRuntime r = UcxRuntime.current();
     return r == null ? 0 : r.metrics().dataBytesSent();
+  }
+
+  /**
+   * A map-only job reads the side files back with UCX reads on in its
+   * configuration and offered by every block reader (read.min-bytes 0, the
+   * files being small), splits of 1 MiB so that maps start and stop inside
+   * blocks; every line verified. Every container of the job leaves its
+   * totals: together they must show block reads answered over UCX, none
+   * served stock or fallen back, and at least the side files' bytes taken
+   * over UCX. Run where the release has the read hooks.
+   */
+  private static void readJobAndCheck(MiniMRYarnCluster yarn, File work)
+      throws Exception {
+    Configuration conf = new Configuration(yarn.getConfig());
+    conf.setBoolean(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_READ_ENABLED_KEY, true);
+    conf.setLong(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_READ_MIN_BYTES_KEY, 0);
+    conf.setLong("mapreduce.input.fileinputformat.split.maxsize", 1 << 20);
+    Job job = Job.getInstance(conf, "hdfs-rdma-mr-read");
+    job.setMapperClass(VerifyMapper.class);
+    job.setNumReduceTasks(0);
+    job.setOutputFormatClass(NullOutputFormat.class);
+    FileInputFormat.addInputPath(job, new Path(SIDE_DIR));
+    assertTrue("the read job succeeded", job.waitForCompletion(true));
+    assertEquals("lines verified", MAPS * LINES, job.getCounters()
+        .findCounter(LINES_GROUP, LINES_COUNTER).getValue());
+    int maps = (int) job.getCounters().findCounter(
+        JobCounter.TOTAL_LAUNCHED_MAPS).getValue();
+    assertTrue("maps of 1 MiB splits: " + maps, maps > MAPS);
+
+    // The job's containers: the ApplicationMaster and its maps.
+    String app = job.getJobID().toString().replace("job_", "_") + "_";
+    WaitFor.waitFor(() -> {
+      try {
+        return containers(work, app).size() >= 1 + maps;
+      } catch (IOException e) {
+        return false;
+      }
+    }, 200, 120_000);
+    Map<String, File> byContainer = containers(work, app);
+    assertEquals(byContainer.toString(), 1 + maps, byContainer.size());
+    long bytes = 0;
+    long answered = 0;
+    long fellBack = 0;
+    long stock = 0;
+    for (File dir : byContainer.values()) {
+      String line = AgentCluster.read(new File(dir, TOTALS)).trim();
+      bytes += total(line, "ucx-read-bytes");
+      answered += total(line, "reads-over-ucx");
+      fellBack += total(line, "reads-fell-back");
+      stock += total(line, "read-offers-served-stock");
+    }
+    long sideBytes = 0;
+    for (int p = 0; p < MAPS; p++) {
+      sideBytes += sideFile(p).length;
+    }
+    System.out.printf("read job: %d maps read %d bytes of side files;"
+        + " block reads over UCX %d (fell back %d), offers served stock %d;"
+        + " bytes over UCX %d%n", maps, sideBytes, answered, fellBack, stock,
+        bytes);
+    assertTrue("block reads over UCX", answered > 0);
+    assertEquals("offers served stock", 0, stock);
+    assertEquals("reads fallen back", 0, fellBack);
+    assertTrue("every byte over UCX: " + bytes, bytes >= sideBytes);
+  }
+
+  /** Of {@link #totals}, the containers of application {@code app}. */
+  private static Map<String, File> containers(File root, String app)
+      throws IOException {
+    Map<String, File> of = new TreeMap<String, File>();
+    for (Map.Entry<String, File> e : totals(root).entrySet()) {
+      if (e.getKey().contains(app)) {
+        of.put(e.getKey(), e.getValue());
+      }
+    }
+    return of;
+  }
+
+  private static long total(String totalsLine, String key) {
+    Matcher m = Pattern.compile("\\b" + key + "=(\\d+)").matcher(totalsLine);
+    assertTrue(key + " in " + totalsLine, m.find());
+    return Long.parseLong(m.group(1));
   }
 
   @Test(timeout = 600_000)
@@ -262,6 +372,10 @@ public class TestMapReduceOverUcx {
       String check = AgentCluster.read(hdfs.log("check-as-map-task"));
       assertEquals(check, 0, exit);
       assertTrue(check, check.contains("OK      probe: this JVM sent all "));
+
+      if (AgentCluster.readHooked(hdfs.release())) {
+        readJobAndCheck(yarn, work);
+      }
     } finally {
       if (yarn != null) {
         yarn.stop();
