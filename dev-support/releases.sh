@@ -8,6 +8,9 @@
 #   releases.sh field RELEASE COLUMN  one column of RELEASE's row: sources,
 #                                     series, layer, protobuf or shaded
 #   releases.sh row RELEASE           the row, columns separated by spaces
+#   releases.sh reads RELEASE         exits 0 when RELEASE's patch series
+#                                     hooks the block reader (reads over
+#                                     UCX), 1 when it reads stock
 #
 # Exits 1, saying why, for a release or column the file does not have.
 set -euo pipefail
@@ -41,5 +44,15 @@ case "${1:-}" in
       *) die "no column $3 (sources, series, layer, protobuf, shaded)" ;;
     esac
     row "$2" | awk -v n="$n" '{ print $n }' ;;
-  *) die "usage: releases.sh list|lines|row RELEASE|field RELEASE COLUMN" ;;
+  reads)
+    [ $# -eq 2 ] || die "usage: reads RELEASE"
+    series="$(row "$2" | awk '{ print $3 }')"
+    for s in ${series//+/ }; do
+      if grep -qs '^+++ .*/BlockReaderRemote\.java' \
+          "$(dirname "$file")/$s"/[0-9]*.patch; then
+        exit 0
+      fi
+    done
+    exit 1 ;;
+  *) die "usage: releases.sh list|lines|row RELEASE|field RELEASE COLUMN|reads RELEASE" ;;
 esac

@@ -122,8 +122,9 @@ phase "Hadoop lines and the UCX leg, three lanes"
 #     UCX path on (2.9 runs them in the Maven build above, on the classes
 #     built from the patches). Their stock baselines are recorded per
 #     release by dev-support/hadoop-tests-baseline.sh, not rerun here;
-#   - on the home line, Hadoop's read-path tests with clients reading over
-#     UCX (the read preview's hooks exist on the 3.4 series only);
+#   - on the home line and every other line whose series hooks reads
+#     (releases.sh reads), Hadoop's read-path tests with clients reading
+#     over UCX, and the main job's read-back over UCX;
 #   - hdfs-rdma's own tests, compiled against the release, on its jars:
 #     on the home line (3.4) every one of them, the multi-process clusters,
 #     kill matrix and hostile peers among them, and a MapReduce job on that
@@ -203,7 +204,9 @@ lane() { # name, then commands: runs them all, fails if one failed
 lines_except_newest() {
   local release status=0
   for release in $(grep -vx "$newest" <<< "$others"); do
-    line_tests "$release" || status=1
+    local parts=put,hadoop,project
+    ! dev-support/releases.sh reads "$release" || parts="$parts,reads"
+    line_tests "$release" "$parts" || status=1
   done
   return $status
 }
