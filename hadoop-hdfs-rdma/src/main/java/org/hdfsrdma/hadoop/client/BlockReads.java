@@ -9,11 +9,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 import org.apache.hadoop.conf.Configuration;
+import org.hdfsrdma.hadoop.conf.DistributionMode;
 import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
 import org.hdfsrdma.hadoop.conf.RdmaConf;
 import org.hdfsrdma.hadoop.metrics.ClientReads;
 import org.hdfsrdma.hadoop.protocol.ReadAnswer;
 import org.hdfsrdma.hadoop.protocol.ReadOffer;
+import org.hdfsrdma.hadoop.runtime.NodeBackoff;
 import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.hadoop.util.LogOnce;
 import org.hdfsrdma.ucx.UcxEndpoint;
@@ -64,13 +66,18 @@ public final class BlockReads {
   }
 
   /**
-   * The UCX offer of one block read of {@code length} bytes, or null when
-   * it stays stock: {@code dfs.client.rdma.read.enabled} is false, the read
-   * is shorter than {@code dfs.client.rdma.read.min-bytes}, the transfer is
-   * protected, the connection is a domain socket, or UCX is unusable here.
+   * The UCX offer of one block read of {@code length} bytes from
+   * {@code dataNode} (its transfer address, or null when unknown), or null
+   * when it stays stock: {@code dfs.client.rdma.read.enabled} is false, the
+   * read is shorter than {@code dfs.client.rdma.read.min-bytes}, the
+   * transfer is protected, the connection is a domain socket, UCX is
+   * unusable here, or the DataNode is backed off: its UCX reads fell back
+   * twice within {@code dfs.client.rdma.unreachable-retry-ms} (the
+   * runtime's {@link NodeBackoff}, which writes share), so a lasting
+   * failure costs two fallbacks, not one per block.
    */
   public static BlockReads offer(Configuration conf, boolean domainSocket,
-      long length) {
+      long length, String dataNode) {
     if (conf == null || domainSocket || !conf.getBoolean(
         HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_READ_ENABLED_KEY,
         HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_READ_ENABLED_DEFAULT)
@@ -94,11 +101,26 @@ public final class BlockReads {
         return null;
       }
     }
+    if (dataNode != null && runtime.nodeBackoff().tcpOutcome(dataNode,
+        DistributionMode.AUTO) != null) {
+      runtime.metrics().reads().withheld();
+      return null;
+    }
     // The offer's client key: the first bytes of the worker's digest.
     return new BlockReads(runtime, new ReadOffer(Arrays.copyOf(
         runtime.workerDigest(), ReadOffer.CLIENT_KEY_LENGTH),
         OFFER_PACKET_BYTES, OFFER_WINDOW),
         getTimeoutMs(conf, runtime.conf()));
+  }
+
+  /**
+   * A DataNode's transfer address (ip:port, as {@code DatanodeID} gives it)
+   * from the string a socket gives its remote end ({@code host/ip:port}),
+   * or null for null.
+   */
+  public static String transferAddress(String remoteAddress) {
+    return remoteAddress == null ? null
+        : remoteAddress.substring(remoteAddress.lastIndexOf('/') + 1);
   }
 
   /** What the {@code readBlock} op carries. */
@@ -129,6 +151,8 @@ public final class BlockReads {
     counters.answered();
     String description = "the read of " + block + " from " + xferAddr;
     RdmaConf conf = runtime.conf();
+    Runnable fellBack = () -> runtime.nodeBackoff().fellBack(xferAddr,
+        conf.unreachableRetryMs());
     UcxEndpoint endpoint;
     try {
       answer.checkFor(offer, xferAddr, bytesPerChecksum);
@@ -141,17 +165,18 @@ public final class BlockReads {
     } catch (IOException | ExecutionException | TimeoutException
         | RuntimeException e) {
       return ReadChannel.fallenBack(socket, credits, answer, blockId,
-          counters, description, "no UCX connection: " + e.getMessage());
+          counters, fellBack, description, "no UCX connection: "
+          + e.getMessage());
     }
     try {
       return new ReadChannel(socket, credits, endpoint, runtime.regions(),
           answer, blockId, runtime.pools().readLanding(OFFER_PACKET_BYTES),
-          getTimeoutMs, counters, description);
+          getTimeoutMs, counters, fellBack, description);
     } catch (RuntimeException | LinkageError e) {
       // UCX failing here (its worker closing, memory it cannot register)
       // costs the read nothing: the DataNode sends it stock.
       return ReadChannel.fallenBack(socket, credits, answer, blockId,
-          counters, description, "no UCX read: " + e);
+          counters, fellBack, description, "no UCX read: " + e);
     }
   }
 }

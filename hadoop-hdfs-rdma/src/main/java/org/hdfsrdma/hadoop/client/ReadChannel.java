@@ -48,6 +48,8 @@ public final class ReadChannel implements ReadableByteChannel {
   private final long blockId;
   private final String description;
   private final ClientReads counters;
+  /** Tells the runtime's back-off that UCX failed a read of this node. */
+  private final Runnable fellBackHook;
 
   private final ByteBuffer message = ByteBuffer.allocate(
       Math.max(RegionAnnouncement.MAX_LENGTH, PacketDescriptor.LENGTH))
@@ -89,7 +91,7 @@ public final class ReadChannel implements ReadableByteChannel {
   ReadChannel(ReadableByteChannel socket, OutputStream credits,
       UcxEndpoint endpoint, RegionCache regionCache, ReadAnswer answer,
       long blockId, RegisteredBufferPool landing, long timeoutMs,
-      ClientReads counters, String description) {
+      ClientReads counters, Runnable fellBackHook, String description) {
     this.socket = socket;
     this.credits = credits;
     this.endpoint = endpoint;
@@ -97,6 +99,7 @@ public final class ReadChannel implements ReadableByteChannel {
     this.answer = answer;
     this.blockId = blockId;
     this.counters = counters;
+    this.fellBackHook = fellBackHook;
     this.description = description;
     this.maxRegions = answer.getWindow();
     this.regionIds = new int[maxRegions];
@@ -113,10 +116,10 @@ public final class ReadChannel implements ReadableByteChannel {
    */
   static ReadChannel fallenBack(ReadableByteChannel socket,
       OutputStream credits, ReadAnswer answer, long blockId,
-      ClientReads counters, String description, String why)
-      throws IOException {
+      ClientReads counters, Runnable fellBackHook, String description,
+      String why) throws IOException {
     ReadChannel c = new ReadChannel(socket, credits, null, null, answer,
-        blockId, null, 0, counters, description);
+        blockId, null, 0, counters, fellBackHook, description);
     c.fallBack(why);
     return c;
   }
@@ -310,6 +313,7 @@ public final class ReadChannel implements ReadableByteChannel {
     fellBack = true;
     current = null;
     counters.fellBack();
+    fellBackHook.run();
     LogOnce.warn("read-fallback", "hdfs-rdma: " + description
         + " continues with stock packets: " + why);
     credit(nextSeqno, ReadCredit.FLAG_FALLBACK, true);

@@ -10,7 +10,8 @@ import org.apache.hadoop.metrics2.lib.MutableCounterLong;
  * of the JVM's source ({@link UcxJvmMetrics#reads}): the bytes of stock
  * packets read straight from a same-host DataNode's shared memory or
  * fetched with gets, the reads DataNodes answered, those that fell back to
- * stock packets, and the offers left unanswered (served stock). Readers
+ * stock packets, the offers left unanswered (served stock), and the reads
+ * that offered nothing because their DataNode was backed off. Readers
  * add without a lock; snapshots bring the metrics2 counters up to date.
  */
 public final class ClientReads {
@@ -20,12 +21,14 @@ public final class ClientReads {
   private final LongAdder readsAnswered = new LongAdder();
   private final LongAdder readsFellBack = new LongAdder();
   private final LongAdder readsStock = new LongAdder();
+  private final LongAdder readsWithheld = new LongAdder();
 
   private final MutableCounterLong bytesReadMetric;
   private final MutableCounterLong bytesReadDirectlyMetric;
   private final MutableCounterLong readsAnsweredMetric;
   private final MutableCounterLong readsFellBackMetric;
   private final MutableCounterLong readsStockMetric;
+  private final MutableCounterLong readsWithheldMetric;
 
   ClientReads(MetricsRegistry registry) {
     bytesReadMetric = registry.newCounter("ReadBytesOverUcx", "Bytes of"
@@ -40,6 +43,10 @@ public final class ClientReads {
         + " reads UCX could not carry, continued with stock packets", 0L);
     readsStockMetric = registry.newCounter("ReadOffersServedStock", "Block"
         + " reads that offered UCX and were served stock", 0L);
+    readsWithheldMetric = registry.newCounter("ReadOffersWithheld", "Block"
+        + " reads that would have offered UCX but stayed stock: their"
+        + " DataNode's UCX reads fell back twice within"
+        + " dfs.client.rdma.unreachable-retry-ms", 0L);
   }
 
   /** A buffer of {@code bytes} taken, directly or with a get. */
@@ -65,6 +72,11 @@ public final class ClientReads {
     readsStock.increment();
   }
 
+  /** A read offered nothing: its DataNode is backed off UCX reads. */
+  public void withheld() {
+    readsWithheld.increment();
+  }
+
   /** Bytes of stock packets (headers, checksums, data) taken over UCX. */
   public long bytesRead() {
     return bytesRead.sum();
@@ -87,6 +99,10 @@ public final class ClientReads {
     return readsStock.sum();
   }
 
+  public long readsWithheld() {
+    return readsWithheld.sum();
+  }
+
   /** Brings the metrics2 counters up to the totals; under the source's lock. */
   void update() {
     Sources.advance(bytesReadMetric, bytesRead());
@@ -94,5 +110,6 @@ public final class ClientReads {
     Sources.advance(readsAnsweredMetric, readsAnswered());
     Sources.advance(readsFellBackMetric, readsFellBack());
     Sources.advance(readsStockMetric, readsStock());
+    Sources.advance(readsWithheldMetric, readsWithheld());
   }
 }

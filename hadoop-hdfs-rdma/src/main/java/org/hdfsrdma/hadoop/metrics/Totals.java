@@ -64,6 +64,8 @@ public final class Totals {
         .append(" reads-fell-back=").append(jvm.reads().readsFellBack())
         .append(" read-offers-served-stock=")
         .append(jvm.reads().readsStock())
+        .append(" read-offers-withheld=")
+        .append(jvm.reads().readsWithheld())
         .append(" striped-streamers-over-tcp=")
         .append(ClientOutcomes.stripedStreamersOverTcp());
     for (PipelineOutcome o : PipelineOutcome.values()) {

@@ -3,6 +3,7 @@ package org.hdfsrdma.hadoop.client;
 import static org.junit.Assert.assertArrayEquals;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertNotNull;
+import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertTrue;
 import static org.junit.Assume.assumeTrue;
 
@@ -40,7 +41,8 @@ import org.junit.Test;
  * (here, one naming another DataNode than the one connected to) makes the
  * channel ask for stock packets at once ({@code FALLBACK(0)}), skip the
  * descriptors already on their way, and hand the reader the stock packets
- * byte for byte: the read is never lost to UCX.
+ * byte for byte: the read is never lost to UCX. A DataNode whose reads
+ * fall back twice is then read over TCP for a while.
  */
 public class TestReadChannel {
 
@@ -61,19 +63,59 @@ public class TestReadChannel {
   @Test(timeout = 60_000)
   public void testAnswerThatDoesNotFitFallsBackToStockPackets()
       throws Exception {
+    ClientReads counters = runtime.metrics().reads();
+    long fellBack = counters.readsFellBack();
+    fallBackOnce("127.0.0.1:9866");
+    assertEquals(fellBack + 1, counters.readsFellBack());
+  }
+
+  /**
+   * A DataNode whose UCX reads fell back twice within
+   * dfs.client.rdma.unreachable-retry-ms gets no offer for that long: its
+   * reads are stock from the start, counted as withheld; other DataNodes
+   * are still offered UCX.
+   */
+  @Test(timeout = 60_000)
+  public void testTwoFallbacksBackTheDataNodeOff() throws Exception {
+    Configuration conf = readConf();
+    String dataNode = "127.0.0.2:9866";
+    ClientReads counters = runtime.metrics().reads();
+    long withheld = counters.readsWithheld();
+    fallBackOnce(dataNode);
+    assertNotNull("one fallback may be a passing one",
+        BlockReads.offer(conf, false, Long.MAX_VALUE, dataNode));
+    fallBackOnce(dataNode);
+    assertNull("backed off after the second",
+        BlockReads.offer(conf, false, Long.MAX_VALUE, dataNode));
+    assertEquals(withheld + 1, counters.readsWithheld());
+    assertNotNull("another DataNode is still offered UCX",
+        BlockReads.offer(conf, false, Long.MAX_VALUE, "127.0.0.3:9866"));
+    assertEquals("10.0.0.9:9866", BlockReads.transferAddress(
+        "dn9.example.com/10.0.0.9:9866"));
+    assertEquals("10.0.0.9:9866", BlockReads.transferAddress(
+        "/10.0.0.9:9866"));
+  }
+
+  private static Configuration readConf() {
     Configuration conf = new Configuration();
     conf.setBoolean(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_READ_ENABLED_KEY,
         true);
-    BlockReads reads = BlockReads.offer(conf, false, Long.MAX_VALUE);
+    return conf;
+  }
+
+  /**
+   * One read of {@code xferAddr} whose answer names another DataNode: the
+   * channel asks for stock packets at once and returns them byte for byte.
+   */
+  private static void fallBackOnce(String xferAddr) throws Exception {
+    BlockReads reads = BlockReads.offer(readConf(), false, Long.MAX_VALUE,
+        null);
     assertNotNull(reads);
     long readId = 0x1234_5678_9abcL;
     CommitEntry other = new CommitEntry("10.0.0.9:9866",
         runtime.workerAddress(), 0, new byte[CommitEntry.HOST_ID_LENGTH]);
     ReadAnswer answer = new ReadAnswer(other, readId, 1 << 20, 4);
     byte[] stock = stockPacket(70_000);
-    ClientReads counters = runtime.metrics().reads();
-    long fellBack = counters.readsFellBack();
-
     try (ServerSocketChannel server = ServerSocketChannel.open()) {
       server.bind(new InetSocketAddress("127.0.0.1", 0));
       CompletableFuture<String> dataNode = CompletableFuture.supplyAsync(
@@ -82,7 +124,7 @@ public class TestReadChannel {
           server.socket().getLocalPort())) {
         ReadableByteChannel channel = reads.channel(answer,
             Channels.newChannel(s.getInputStream()), s.getOutputStream(),
-            "127.0.0.1:9866", 512, 42L, "blk_42");
+            xferAddr, 512, 42L, "blk_42");
         ByteBuffer got = ByteBuffer.allocate(stock.length);
         while (got.hasRemaining()) {
           assertTrue(channel.read(got) > 0);
@@ -93,7 +135,6 @@ public class TestReadChannel {
       }
       assertEquals("", dataNode.get(30, TimeUnit.SECONDS));
     }
-    assertEquals(fellBack + 1, counters.readsFellBack());
   }
 
   /**

@@ -49,7 +49,7 @@ public final class UcxBlockRead {
       long length) {
     try {
       BlockReads r = BlockReads.offer(conf, peer.getDomainSocket() != null,
-          length);
+          length, BlockReads.transferAddress(peer.getRemoteAddressString()));
       return r == null ? NONE : new UcxBlockRead(r);
     } catch (RuntimeException | LinkageError e) {
       LOG.warn("hdfs-rdma: a read stays on TCP: {}", e.toString());
