@@ -77,6 +77,11 @@ abstract class StockPySpark {
     return true;
   }
 
+  /** Whether to run the job in executor JVMs too (local-cluster). */
+  boolean executorsToo() {
+    return true;
+  }
+
   /**
    * local[2]: the tasks write, and then (where the Spark's Hadoop offers
    * UCX reads) read back, from the driver's JVM.
@@ -98,6 +103,7 @@ abstract class StockPySpark {
    */
   @Test(timeout = 540_000)
   public void testExecutorJvms() throws Exception {
+    assumeTrue("executors run with other clusters", executorsToo());
     long wrote = writeAndCheck(hdfs(), spark(), "executors",
         "local-cluster[2,1,1024]");
     assertAgentIn(spark(), executorLogs(new File(hdfs().work(),
@@ -196,13 +202,22 @@ abstract class StockPySpark {
    * client in the mixed-version test.
    */
   static String newestHadoop2() throws IOException {
+    return newest("2.");
+  }
+
+  /**
+   * The newest release the jar carries whose version starts with
+   * {@code prefix}.
+   */
+  static String newest(String prefix) throws IOException {
     String newest = null;
     for (String r : AgentCluster.releasesInJar()) {
-      if (r.startsWith("2.")) {
+      if (r.startsWith(prefix)) {
         newest = r;
       }
     }
-    assertTrue("the jar carries no Hadoop 2 release", newest != null);
+    assertTrue("the jar carries no Hadoop " + prefix + "x release",
+        newest != null);
     return newest;
   }
 
