@@ -509,12 +509,12 @@ abstract class StockPySpark {
    * executor JVMs' (0 in local mode, where the tasks run in the driver).
    * The job verifies every line. On a cluster whose DataNodes serve reads
    * over UCX (the release's DataXceiver has the hook), every block reader
-   * must have been answered over UCX, none served stock or fallen back,
-   * and the JVMs must have taken at least twice the files' bytes over UCX
-   * (the job reads its input twice): every byte came over UCX; and the
-   * DataNodes must end holding no read buffer. On a
-   * cluster without the hook (a Hadoop 2 one), every offer is served stock
-   * and no byte comes over UCX.
+   * must have been answered over UCX, none served stock, withheld or
+   * fallen back, and the JVMs must have taken at least twice the files'
+   * bytes over UCX (the job reads its input twice): every byte came over
+   * UCX; and the DataNodes must end holding no read buffer. On a cluster
+   * without the hook (a Hadoop 2 one), every offer is served stock and no
+   * byte comes over UCX.
    */
   static void readAndCheck(AgentCluster hdfs, PySpark spark, String name,
       String master, int executors, long wrote) throws Exception {
@@ -533,38 +533,20 @@ abstract class StockPySpark {
     List<String> lines = new ArrayList<String>();
     if (executors > 0) {
       File f = executorTotals(hdfs, job);
-      GenericTestUtils.waitFor(() -> totalsLines(f).size() >= executors,
+      GenericTestUtils.waitFor(() -> TotalsLines.in(f).size() >= executors,
           250, 60_000);
-      lines.addAll(totalsLines(f));
+      lines.addAll(TotalsLines.in(f));
       assertEquals(lines.toString(), executors, lines.size());
     }
-    lines.addAll(totalsLines(driverTotals(hdfs, job)));
-    assertTrue("no JVM of the job left totals", !lines.isEmpty());
-    Map<String, Long> sum = new HashMap<String, Long>();
-    for (String line : lines) {
-      for (String pair : line.trim().split(" ")) {
-        String[] kv = pair.split("=", 2);
-        if (kv.length == 2 && kv[1].matches("\\d+")) {
-          sum.merge(kv[0], Long.parseLong(kv[1]), Long::sum);
-        }
-      }
-    }
-    long bytes = sum.getOrDefault("ucx-read-bytes", 0L);
-    long answered = sum.getOrDefault("reads-over-ucx", 0L);
-    long fellBack = sum.getOrDefault("reads-fell-back", 0L);
-    long stock = sum.getOrDefault("read-offers-served-stock", 0L);
+    lines.addAll(TotalsLines.in(driverTotals(hdfs, job)));
+    TotalsLines totals = new TotalsLines(lines);
     boolean served = AgentCluster.readHooked(hdfs.release());
     System.out.printf("%s: pyspark %s (Hadoop %s client) on a Hadoop %s"
-        + " cluster, %s: read %d bytes twice in %d ms; block reads over UCX"
-        + " %d (fell back %d), offers served stock %d; bytes over UCX %d%n",
-        job, spark.version, spark.hadoop, hdfs.release(), master, wrote,
-        millis, answered, fellBack, stock, bytes);
+        + " cluster, %s: read %d bytes twice in %d ms; %s%n", job,
+        spark.version, spark.hadoop, hdfs.release(), master, wrote, millis,
+        totals.reads());
     if (served) {
-      assertTrue("block reads over UCX", answered > 0);
-      assertEquals("offers served stock", 0, stock);
-      assertEquals("reads fallen back", 0, fellBack);
-      assertTrue("every byte, twice, over UCX: " + bytes,
-          bytes >= 2 * wrote);
+      totals.assertEveryReadOverUcx(2 * wrote);
       // Tasks stop reading inside blocks: their DataNodes let go of
       // every read buffer all the same.
       GenericTestUtils.waitFor(() -> {
@@ -580,24 +562,10 @@ abstract class StockPySpark {
         }
       }, 250, 30_000);
     } else {
-      assertTrue("offers served stock", stock > 0);
-      assertEquals("block reads over UCX", 0, answered);
-      assertEquals("bytes over UCX", 0, bytes);
+      assertTrue("offers served stock",
+          totals.get("read-offers-served-stock") > 0);
+      assertEquals("block reads over UCX", 0, totals.get("reads-over-ucx"));
+      assertEquals("bytes over UCX", 0, totals.get("ucx-read-bytes"));
     }
-  }
-
-  /** The totals lines in {@code f}; none while it does not exist. */
-  static List<String> totalsLines(File f) {
-    List<String> lines = new ArrayList<String>();
-    try {
-      for (String line : AgentCluster.read(f).split("\n")) {
-        if (!line.trim().isEmpty()) {
-          lines.add(line);
-        }
-      }
-    } catch (IOException e) {
-      // not written yet
-    }
-    return lines;
   }
 }

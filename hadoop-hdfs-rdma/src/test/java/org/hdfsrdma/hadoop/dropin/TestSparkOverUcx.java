@@ -21,8 +21,6 @@ import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.jar.JarEntry;
 import java.util.jar.JarOutputStream;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -242,11 +240,9 @@ public class TestSparkOverUcx {
     assertTrue(s.log, s.log.contains("hdfs-rdma: the UCX write path's"
         + " client classes replace Hadoop 2.9.2's"));
     long wrote = readBack("/spark-out");
-    String line = AgentCluster.read(totals).trim();
-    assertEquals(line, 1, line.split("\n").length);
-    Matcher m = Pattern.compile("ucx-data-bytes-sent=(\\d+)").matcher(line);
-    assertTrue(line, m.find());
-    long sent = Long.parseLong(m.group(1));
+    List<String> lines = TotalsLines.in(totals);
+    assertEquals(lines.toString(), 1, lines.size());
+    long sent = new TotalsLines(lines).get("ucx-data-bytes-sent");
     assertEquals("the driver sent exactly what its tasks wrote", wrote, sent);
     assertEquals("DataNodes fetched 3 x what the driver sent", 3 * sent,
         hdfs.fetched() - fetchedBefore);
