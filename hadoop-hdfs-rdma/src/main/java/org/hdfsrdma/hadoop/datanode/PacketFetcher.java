@@ -46,6 +46,7 @@ public final class PacketFetcher implements Closeable {
 
   private final UcxBlockSession session;
   private final UcxDataNode dataNode;
+  private final ServerLane lane;
   private final UcxWorker worker;
   private final UcxWorker.Driver driver;
   private final long timeoutMs;
@@ -64,14 +65,16 @@ public final class PacketFetcher implements Closeable {
    * Created on the thread that will read the block (it becomes a driver of
    * the worker).
    *
+   * @param lane the lane whose session table holds {@code session}
    * @param socket the block's socket from the upstream node or client, to
    *     watch while waiting (non-blocking); null to not watch it
    */
   public PacketFetcher(UcxBlockSession session, UcxDataNode dataNode,
-      SelectableChannel socket) {
+      ServerLane lane, SelectableChannel socket) {
     this.session = session;
     this.dataNode = dataNode;
-    this.worker = dataNode.runtime().worker();
+    this.lane = lane;
+    this.worker = lane.worker();
     this.timeoutMs = dataNode.conf().getTimeoutMs();
     this.socket = new UpstreamSocket(socket, session.description());
     this.clock = new PhaseClock(dataNode.metrics().times());
@@ -83,7 +86,7 @@ public final class PacketFetcher implements Closeable {
     this.feed = new DownstreamFeed(landing);
     this.driver = worker.registerDriver();
     session.setDriver(driver);
-    EndpointBack back = new EndpointBack(dataNode.server().connections(),
+    EndpointBack back = new EndpointBack(lane.connections(),
         worker, driver, session, timeoutMs);
     this.window = new GetWindow(session, worker, driver, back, landing,
         dataNode.conf().getsInFlight(), timeoutMs);
@@ -180,7 +183,7 @@ public final class PacketFetcher implements Closeable {
     window.remove();
     tally.presented();
     if (connection == null && tally.packets() == 1) {
-      connection = dataNode.server().connections().get(
+      connection = lane.connections().get(
           session.boundEndpoint());
       UcxConnections.bound(connection);
     }
