@@ -202,10 +202,6 @@ def add_app_options(ap):
                    help="one more UCX system per count, ucx-wN: the UCX "
                    "client with -D dfs.client.rdma.workers=N, on the ucx "
                    "cluster, in the alternation (--apps, embedded clusters)")
-    g.add_argument("--datanode-workers", metavar="N", type=int,
-                   help="the ucx cluster's DataNodes receive on up to N UCX "
-                   "workers (dfs.datanode.rdma.workers; default: the "
-                   "drop-in jar's, 1); embedded clusters")
 
 
 def add_existing_cluster_options(ap):
@@ -361,11 +357,6 @@ def check_args(ap, a):
         if not a.apps:
             ap.error("--ucx-workers: only with --apps (the put sweep's "
                      "summary has no columns for it)")
-    if a.datanode_workers is not None:
-        if not 1 <= a.datanode_workers <= 16:
-            ap.error("--datanode-workers: 1 to 16")
-        if a.conf or a.conf_self_test:
-            ap.error("--datanode-workers needs embedded clusters: no --conf")
     if a.conf:
         a.conf = os.path.abspath(a.conf)
         if not os.path.isfile(os.path.join(a.conf, "core-site.xml")):

@@ -28,7 +28,6 @@ DISTRIBUTIONS = ("auto", "fan-out", "chain", "hybrid")
 COMPARED = "ucx-"   # prefix of a --compare-distributions system
 WORKERS = "ucx-w"   # prefix of a --ucx-workers system (ucx-w4)
 WORKERS_KEY = "dfs.client.rdma.workers"
-DATANODE_WORKERS_KEY = "dfs.datanode.rdma.workers"
 # --hadoop: the release every embedded JVM runs, by default the newest of
 # the line most clusters run; MAVEN_RELEASE is the build's own (the pom's
 # hadoop.version), whose Maven class path the TestDFSIO workloads need
@@ -228,9 +227,6 @@ def embedded_systems(bench, root, cp):
         c = Cluster(name, os.path.join(root, name), bench.java, cp, ucx,
                     bench.procs, agent=bench.dropin if ucx else None,
                     hosts=hosts)
-        lanes = getattr(bench.args, "datanode_workers", None)
-        if ucx and lanes is not None:
-            c.extra_conf = ((DATANODE_WORKERS_KEY, str(lanes)),)
         c.write_conf()
         bench.clusters[name] = c
     stock, ucx = bench.clusters["stock"], bench.clusters["ucx"]

@@ -125,7 +125,7 @@ public class TestClientLanes {
    * chunks with an hflush every four, and checks every replica's bytes
    * came over UCX and read back equal.
    */
-  static void writeConcurrently(FileSystem fs, String dir, int streams,
+  private void writeConcurrently(FileSystem fs, String dir, int streams,
       int size) throws Exception {
     byte[][] data = new byte[streams][size];
     List<FSDataOutputStream> outs = new ArrayList<FSDataOutputStream>();

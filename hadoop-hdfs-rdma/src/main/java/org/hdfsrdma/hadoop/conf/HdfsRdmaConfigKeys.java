@@ -70,9 +70,6 @@ public final class HdfsRdmaConfigKeys {
   public static final String DFS_DATANODE_RDMA_GETS_IN_FLIGHT_KEY =
       "dfs.datanode.rdma.gets-in-flight";
   public static final int DFS_DATANODE_RDMA_GETS_IN_FLIGHT_DEFAULT = 4;
-  public static final String DFS_DATANODE_RDMA_WORKERS_KEY =
-      "dfs.datanode.rdma.workers";
-  public static final int DFS_DATANODE_RDMA_WORKERS_DEFAULT = 1;
   public static final String DFS_DATANODE_RDMA_ALLOW_EMULATED_GETS_KEY =
       "dfs.datanode.rdma.allow-emulated-gets";
   public static final boolean DFS_DATANODE_RDMA_ALLOW_EMULATED_GETS_DEFAULT =

@@ -26,7 +26,6 @@ public final class RdmaConf {
   private final DistributionMode distribution;
   private final int hybridFeeders;
   private final int clientWorkers;
-  private final int dataNodeWorkers;
 
   // DataNode.
   private final boolean dataNodeEnabled;
@@ -107,8 +106,6 @@ public final class RdmaConf {
         DFS_CLIENT_RDMA_HYBRID_FEEDERS_DEFAULT);
     clientWorkers = r.getInt(DFS_CLIENT_RDMA_WORKERS_KEY,
         DFS_CLIENT_RDMA_WORKERS_DEFAULT);
-    dataNodeWorkers = r.getInt(DFS_DATANODE_RDMA_WORKERS_KEY,
-        DFS_DATANODE_RDMA_WORKERS_DEFAULT);
 
     dataNodeEnabled = r.getBoolean(DFS_DATANODE_RDMA_ENABLED_KEY,
         DFS_DATANODE_RDMA_ENABLED_DEFAULT);
@@ -296,15 +293,6 @@ public final class RdmaConf {
    */
   public int clientWorkers() {
     return clientWorkers;
-  }
-
-  /**
-   * UCX workers ("lanes") this JVM's DataNodes receive blocks on
-   * (dfs.datanode.rdma.workers); JVM-wide, so the runtime's first
-   * configuration decides.
-   */
-  public int dataNodeWorkers() {
-    return dataNodeWorkers;
   }
 
   /** How the client distributes pipelines (dfs.client.rdma.distribution). */

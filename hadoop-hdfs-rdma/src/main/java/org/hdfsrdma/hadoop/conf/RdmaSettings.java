@@ -54,8 +54,6 @@ public final class RdmaSettings {
   static final long POOL_MAX_BUFFERS = 1L << 24;
   /** Most client lanes ({@code dfs.client.rdma.workers}). */
   public static final int MAX_CLIENT_WORKERS = 16;
-  /** Most DataNode lanes ({@code dfs.datanode.rdma.workers}). */
-  public static final int MAX_DATANODE_WORKERS = 16;
   /** The allowed values of one numeric key, and what the key means. */
   public static final class Range {
     private final String key;
@@ -135,11 +133,6 @@ public final class RdmaSettings {
     // Past 16 the lanes outnumber the cores that would send on them.
     add(r, DFS_CLIENT_RDMA_WORKERS_KEY, 1, MAX_CLIENT_WORKERS,
         "UCX workers the client's streams send on");
-    // Each lane is a UCX worker with its own progress thread, receive
-    // queue and connections back to clients; past 16 the lanes outnumber
-    // the blocks a DataNode usually receives at once.
-    add(r, DFS_DATANODE_RDMA_WORKERS_KEY, 1, MAX_DATANODE_WORKERS,
-        "UCX workers the DataNodes receive blocks on");
     // At least one landing slab, which is registered whole. At most 2^24
     // buffers of the smallest packet buffer.
     add(r, DFS_DATANODE_RDMA_POOL_MAX_BYTES_KEY, LANDING_SLAB_BYTES,

@@ -51,7 +51,6 @@ public final class BlockWrite {
   private final long blockId;
   private final long generationStamp;
   private final byte[] tokenPassword;
-  private final ServerLane lane;
   private final UcxBlockSession session;
   private List<CommitEntry> downstream = Collections.emptyList();
   /** The mirror's decline, if its reply carried one. */
@@ -65,7 +64,7 @@ public final class BlockWrite {
 
   private BlockWrite(WriteRequest request, UcxDataNode dataNode, String self,
       String blockPoolId, long blockId, long generationStamp,
-      byte[] tokenPassword, ServerLane lane, UcxBlockSession session) {
+      byte[] tokenPassword, UcxBlockSession session) {
     this.request = request;
     this.dataNode = dataNode;
     this.self = self;
@@ -73,7 +72,6 @@ public final class BlockWrite {
     this.blockId = blockId;
     this.generationStamp = generationStamp;
     this.tokenPassword = tokenPassword;
-    this.lane = lane;
     this.session = session;
   }
 
@@ -98,13 +96,9 @@ public final class BlockWrite {
     }
     long sessionId = SessionIds.of(tokenPassword, request.getNonce(),
         blockPoolId, self, blockId, generationStamp);
-    // A block fed onward stays with its forwarder on the runtime's worker.
-    ServerLane lane = request.feeders() > 0
-        ? dataNode.server().lanes().lane(0)
-        : dataNode.server().lanes().take();
     UcxBlockSession session;
     try {
-      session = lane.sessions().open(sessionId, blockId,
+      session = dataNode.server().sessions().open(sessionId, blockId,
           generationStamp, request.getPacketSize(),
           dataNode.conf().maxQueuedPackets(),
           dataNode.conf().maxRegionsPerBlock(), block + " at " + name);
@@ -113,7 +107,7 @@ public final class BlockWrite {
       return null;
     }
     return new BlockWrite(request, dataNode, self, blockPoolId, blockId,
-        generationStamp, tokenPassword, lane, session);
+        generationStamp, tokenPassword, session);
   }
 
   /**
@@ -209,12 +203,12 @@ public final class BlockWrite {
     }
     List<CommitEntry> entries = new ArrayList<CommitEntry>(
         downstream.size() + 1);
-    entries.add(new CommitEntry(self, lane.address(),
+    entries.add(new CommitEntry(self, dataNode.runtime().workerAddress(),
         HostIdentity.uid(), HostIdentity.hostId(),
         dataNode.ingest().bytesPerSecond(),
         dataNode.runtime().sharedMemoryProfile()));
     entries.addAll(downstream);
-    fetcher = new PacketFetcher(session, dataNode, lane, socket);
+    fetcher = new PacketFetcher(session, dataNode, socket);
     if (fed != null) {
       fetcher.feed(new PacketForwarder(dataNode, fed.getXferAddr(),
           fed.getWorkerAddress(), SessionIds.of(tokenPassword,

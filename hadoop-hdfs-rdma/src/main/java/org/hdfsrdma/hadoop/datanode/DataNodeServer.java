@@ -10,14 +10,12 @@ import org.hdfsrdma.hadoop.metrics.UcxJvmMetrics;
 import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.hadoop.sender.ReaderPools;
 import org.hdfsrdma.ucx.Closeables;
-import org.hdfsrdma.ucx.UcxWorker;
 
 /**
  * The DataNode side of this JVM's UCX runtime, shared by every DataNode in
- * the JVM: the DataNodes serving, the lanes their blocks receive on (each a
- * worker with the session table that routes its messages to their blocks
- * and its client connections; one lane, the runtime's worker, unless
- * configured otherwise) and the readers' pools of registered buffers.
+ * the JVM (one worker serves them all): the DataNodes serving, the session
+ * table that routes each message to its block, the client connections
+ * and the readers' pools of registered buffers.
  * Attached to the runtime when the first DataNode starts serving
  * ({@link #of}); closed with the runtime, before its worker.
  */
@@ -37,7 +35,8 @@ public final class DataNodeServer
   private static final long SWEEP_MS = 1000;
 
   private final UcxRuntime runtime;
-  private final ServerLanes lanes;
+  private final UcxConnections connections;
+  private final SessionTable sessions;
   private final ReaderPools readers;
   /** The DataNodes serving through this side, by their DataNode object. */
   private final Map<Object, UcxDataNode> serving =
@@ -45,18 +44,18 @@ public final class DataNodeServer
 
   private DataNodeServer(UcxRuntime runtime) {
     this.runtime = runtime;
+    this.connections = new UcxConnections(runtime.worker(),
+        runtime.conf().connectTimeoutMs(),
+        runtime.conf().dataNodeUnboundConnectionTimeoutMs());
+    this.sessions = new SessionTable(connections, runtime.regions());
     RdmaConf conf = runtime.conf();
-    this.lanes = new ServerLanes(conf.dataNodeWorkers(), runtime.worker(),
-        conf.connectTimeoutMs(), conf.dataNodeUnboundConnectionTimeoutMs(),
-        runtime.regions());
     this.readers = new ReaderPools(runtime.worker().context(),
         conf.dataNodeReadBufferBytes(), conf.dataNodeReadUserBuffers(),
         conf.dataNodeReadMaxBuffers(), MAX_READERS);
     runtime.pools().alsoOwns(readers::ownsSegment);
+    runtime.worker().setMessageHandler(sessions);
     runtime.maintenance().every(SWEEP_MS, () -> {
-      for (int i = 0; i < lanes.made(); i++) {
-        lanes.lane(i).connections().sweep();
-      }
+      connections.sweep();
       readers.sweep(System.nanoTime(), READER_IDLE_NANOS);
     });
     runtime.metrics().serve(this);
@@ -102,17 +101,8 @@ public final class DataNodeServer
     return runtime;
   }
 
-  /** The lanes this JVM's DataNodes receive blocks on. */
-  public ServerLanes lanes() {
-    return lanes;
-  }
-
-  /**
-   * The session table of lane 0, the runtime's worker: reads, fed blocks,
-   * and every block with one lane.
-   */
   public SessionTable sessions() {
-    return lanes.lane(0).sessions();
+    return sessions;
   }
 
   /** The registered buffers reads are served from. */
@@ -120,58 +110,46 @@ public final class DataNodeServer
     return readers;
   }
 
+  UcxConnections connections() {
+    return connections;
+  }
+
   @Override
   public long rejectedMessages() {
-    return lanes.sum(l -> l.sessions().rejectedCount());
+    return sessions.rejectedCount();
   }
 
   @Override
   public long clientHellos() {
-    return lanes.sum(l -> l.connections().hellos());
+    return connections.hellos();
   }
 
   @Override
   public long idleConnectionsClosed() {
-    return lanes.sum(l -> l.connections().closedIdle());
+    return connections.closedIdle();
   }
 
   @Override
   public int clientConnections() {
-    return (int) lanes.sum(l -> l.connections().size());
+    return connections.size();
   }
 
   @Override
   public int openSessions() {
-    return (int) lanes.sum(l -> l.sessions().size());
-  }
-
-  @Override
-  public int dataNodeLanes() {
-    return lanes.made();
-  }
-
-  @Override
-  public long laneStrayMessages() {
-    return lanes.sumOverOwnWorkers(
-        w -> w.strayMessages() + w.oversizedMessages());
-  }
-
-  @Override
-  public long laneCallbackFailures() {
-    return lanes.sumOverOwnWorkers(UcxWorker::callbackFailures);
+    return sessions.size();
   }
 
   /**
    * Stops every DataNode serving through it (their later blocks stay on
-   * TCP, their host markers go), closes the lanes (they stop routing
-   * messages and close their client connections, and lanes 1 and up their
-   * workers). Idempotent (the regions read are the runtime's).
+   * TCP, their host markers go), stops routing messages, closes every
+   * client connection. Idempotent (the regions read are the runtime's).
    */
   @Override
   public void close() {
     for (UcxDataNode d : serving.values().toArray(new UcxDataNode[0])) {
       d.stop();
     }
-    Closeables.closeAll(lanes, readers);
+    runtime.worker().setMessageHandler(null);
+    Closeables.closeAll(connections, readers);
   }
 }

@@ -46,7 +46,6 @@ public final class PacketFetcher implements Closeable {
 
   private final UcxBlockSession session;
   private final UcxDataNode dataNode;
-  private final ServerLane lane;
   private final UcxWorker worker;
   private final UcxWorker.Driver driver;
   private final long timeoutMs;
@@ -65,16 +64,14 @@ public final class PacketFetcher implements Closeable {
    * Created on the thread that will read the block (it becomes a driver of
    * the worker).
    *
-   * @param lane the lane whose session table holds {@code session}
    * @param socket the block's socket from the upstream node or client, to
    *     watch while waiting (non-blocking); null to not watch it
    */
   public PacketFetcher(UcxBlockSession session, UcxDataNode dataNode,
-      ServerLane lane, SelectableChannel socket) {
+      SelectableChannel socket) {
     this.session = session;
     this.dataNode = dataNode;
-    this.lane = lane;
-    this.worker = lane.worker();
+    this.worker = dataNode.runtime().worker();
     this.timeoutMs = dataNode.conf().getTimeoutMs();
     this.socket = new UpstreamSocket(socket, session.description());
     this.clock = new PhaseClock(dataNode.metrics().times());
@@ -86,7 +83,7 @@ public final class PacketFetcher implements Closeable {
     this.feed = new DownstreamFeed(landing);
     this.driver = worker.registerDriver();
     session.setDriver(driver);
-    EndpointBack back = new EndpointBack(lane.connections(),
+    EndpointBack back = new EndpointBack(dataNode.server().connections(),
         worker, driver, session, timeoutMs);
     this.window = new GetWindow(session, worker, driver, back, landing,
         dataNode.conf().getsInFlight(), timeoutMs);
@@ -183,7 +180,7 @@ public final class PacketFetcher implements Closeable {
     window.remove();
     tally.presented();
     if (connection == null && tally.packets() == 1) {
-      connection = lane.connections().get(
+      connection = dataNode.server().connections().get(
           session.boundEndpoint());
       UcxConnections.bound(connection);
     }

@@ -79,15 +79,6 @@ public final class UcxJvmMetrics implements MetricsSource {
     int clientConnections();
 
     int openSessions();
-
-    /** DataNode lanes made (dfs.datanode.rdma.workers). */
-    int dataNodeLanes();
-
-    /** Stray and oversized messages on the workers of lanes 1 and up. */
-    long laneStrayMessages();
-
-    /** Callback failures on the workers of lanes 1 and up. */
-    long laneCallbackFailures();
   }
 
   private final Gauges gauges;
@@ -129,9 +120,6 @@ public final class UcxJvmMetrics implements MetricsSource {
       "ClientConnections", "UCX connections from clients known now", 0);
   private final MutableGaugeInt openSessions = registry.newGauge(
       "OpenSessions", "Blocks being received over UCX now", 0);
-  private final MutableGaugeInt dataNodeLanes = registry.newGauge(
-      "DataNodeLanes", "UCX workers this JVM's DataNodes receive blocks on",
-      0);
   private final PoolGauges clientPool = new PoolGauges(registry,
       "ClientPool", "client packet pool");
   private final PoolGauges landingPool = new PoolGauges(registry,
@@ -262,18 +250,15 @@ public final class UcxJvmMetrics implements MetricsSource {
     Sources.advance(dataBytesSent, dataBytesSent());
     Sources.advance(queuedSends, queuedSends());
     Sources.advance(clientConnects, gauges.clientConnects());
+    Sources.advance(strayMessages, gauges.strayMessages());
+    Sources.advance(callbackFailures, gauges.callbackFailures());
     ServerGauges s = server;
-    Sources.advance(strayMessages, gauges.strayMessages()
-        + (s == null ? 0 : s.laneStrayMessages()));
-    Sources.advance(callbackFailures, gauges.callbackFailures()
-        + (s == null ? 0 : s.laneCallbackFailures()));
     if (s != null) {
       Sources.advance(rejectedMessages, s.rejectedMessages());
       Sources.advance(clientHellos, s.clientHellos());
       Sources.advance(idleConnectionsClosed, s.idleConnectionsClosed());
       clientConnections.set(s.clientConnections());
       openSessions.set(s.openSessions());
-      dataNodeLanes.set(s.dataNodeLanes());
     }
     reads.update();
     clientPool.update(gauges.clientPool());

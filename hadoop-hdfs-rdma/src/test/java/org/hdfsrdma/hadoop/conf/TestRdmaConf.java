@@ -60,7 +60,6 @@ public class TestRdmaConf {
         RdmaConf::unreachableRetryMs);
     GETTERS.put(DFS_CLIENT_RDMA_HYBRID_FEEDERS_KEY, RdmaConf::hybridFeeders);
     GETTERS.put(DFS_CLIENT_RDMA_WORKERS_KEY, RdmaConf::clientWorkers);
-    GETTERS.put(DFS_DATANODE_RDMA_WORKERS_KEY, RdmaConf::dataNodeWorkers);
     GETTERS.put(DFS_DATANODE_RDMA_POOL_MAX_BYTES_KEY,
         RdmaConf::dataNodePoolMaxBytes);
     GETTERS.put(DFS_DATANODE_RDMA_PACKET_BUFFER_BYTES_KEY,

@@ -4,8 +4,8 @@ import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.ucx.UcxEndpoint;
 
 /**
- * The DataNode side's connection table of lane 0 (the runtime's worker) as
- * tests outside this package need to see and drive it (the sweep, the endpoints back); nothing of it is
+ * The DataNode side's connection table as tests outside this package need
+ * to see and drive it (the sweep, the endpoints back); nothing of it is
  * public in the product.
  */
 public final class DataNodeInternals {
@@ -14,7 +14,7 @@ public final class DataNodeInternals {
   }
 
   private static UcxConnections connections(UcxRuntime runtime) {
-    return DataNodeServer.of(runtime).lanes().lane(0).connections();
+    return DataNodeServer.of(runtime).connections();
   }
 
   /** Runs the idle-connection sweep now. */

@@ -141,7 +141,7 @@ public abstract class ReceivePathTestBase {
   protected static UcxPacketReceiver receiver(UcxDataNode d, UcxBlockSession s,
       SocketPair socket) {
     return new UcxPacketReceiver(new PacketFetcher(s, d,
-        d.server().lanes().lane(0), socket == null ? null : UcxReceiverHooks.watchable(socket.channel)),
+        socket == null ? null : UcxReceiverHooks.watchable(socket.channel)),
         null);
   }
 
