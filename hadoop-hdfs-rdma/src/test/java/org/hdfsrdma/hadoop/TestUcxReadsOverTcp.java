@@ -2,10 +2,15 @@ package org.hdfsrdma.hadoop;
 
 import static org.junit.Assert.assertArrayEquals;
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertTrue;
+import static org.junit.Assert.fail;
 import static org.junit.Assume.assumeTrue;
 
+import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.util.Random;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
@@ -14,8 +19,11 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.hdfs.DFSTestUtil;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
+import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
 import org.apache.hadoop.test.GenericTestUtils;
+import org.apache.hadoop.test.GenericTestUtils.LogCapturer;
+import org.hdfsrdma.hadoop.client.ReadFaultInjector;
 import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
 import org.hdfsrdma.hadoop.metrics.ClientReads;
 import org.hdfsrdma.hadoop.datanode.DataNodeServer;
@@ -25,6 +33,7 @@ import org.hdfsrdma.ucx.UcxLibrary;
 import org.junit.After;
 import org.junit.Before;
 import org.junit.Test;
+import org.slf4j.LoggerFactory;
 
 /**
  * UCX reads where the DataNode's memory is not shared with the client:
@@ -38,6 +47,9 @@ import org.junit.Test;
 public class TestUcxReadsOverTcp {
 
   private static final int BLOCK_SIZE = 1024 * 1024;
+  /** Where the NameNode logs a client's report of a bad block. */
+  private static final String STATE_CHANGE_LOG =
+      "org.apache.hadoop.hdfs.StateChange";
 
   private MiniDFSCluster cluster;
   private FileSystem reader;
@@ -84,6 +96,8 @@ public class TestUcxReadsOverTcp {
     Configuration readConf = new Configuration(cluster.getConfiguration(0));
     readConf.setBoolean(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_READ_ENABLED_KEY,
         true);
+    // A read that finds no good replica retries after this (3 s by default).
+    readConf.setInt("dfs.client.retry.window.base", 100);
     reader = FileSystem.newInstance(writer.getUri(), readConf);
     return data;
   }
@@ -156,5 +170,74 @@ public class TestUcxReadsOverTcp {
         50, 30_000);
     GenericTestUtils.waitFor(() -> DataNodeServer.of(UcxRuntime.current())
         .readers().held() == 0, 50, 30_000);
+  }
+
+  /**
+   * A buffer damaged after its get (a fault real UCX does not produce on
+   * demand) fails verification before it is credited: the DataNode sends
+   * it again as stock packets, every byte arrives, and the NameNode hears
+   * of no bad block, where Hadoop's own verification would have reported
+   * the replica the damaged buffer came from.
+   */
+  @Test(timeout = 300_000)
+  public void testDamagedGetIsReadAgainAsStock() throws Exception {
+    int size = 3 * BLOCK_SIZE + 777;
+    byte[] data = start(true, size);
+    ClientReads c = UcxRuntime.current().metrics().reads();
+    AtomicInteger landed = new AtomicInteger();
+    ReadFaultInjector.set(new ReadFaultInjector() {
+      @Override
+      public void landed(ByteBuffer buf, int length) {
+        if (landed.incrementAndGet() == 2) {
+          int at = length / 2;
+          buf.put(at, (byte) ~buf.get(at));
+        }
+      }
+    });
+    LogCapturer nameNode = LogCapturer.captureLogs(
+        LoggerFactory.getLogger(STATE_CHANGE_LOG));
+    try {
+      assertArrayEquals(data, DFSTestUtil.readFileBuffer(reader,
+          new Path("/f")));
+    } finally {
+      ReadFaultInjector.set(null);
+      nameNode.stopCapturing();
+    }
+    assertFalse("a replica reported: " + nameNode.getOutput(),
+        nameNode.getOutput().contains("reportBadBlocks"));
+    assertTrue("buffers got: " + landed.get(), landed.get() > 2);
+    assertEquals("buffers that failed verification", 1,
+        c.buffersFailedVerification());
+    assertEquals("reads that fell back", 1, c.readsFellBack());
+    assertTrue("bytes got: " + c.bytesRead(), c.bytesRead() > BLOCK_SIZE);
+    GenericTestUtils.waitFor(() -> dataNodeFallbacks() == 1, 50, 30_000);
+  }
+
+  /**
+   * A replica corrupt on disk fails the UCX read's verification, is read
+   * again as stock packets, and Hadoop reports it exactly as stock does:
+   * the read of its only replica fails, and the NameNode marks it corrupt.
+   */
+  @Test(timeout = 300_000)
+  public void testCorruptReplicaIsReportedAsStock() throws Exception {
+    start(true, BLOCK_SIZE);
+    Path single = new Path("/single");
+    DFSTestUtil.createFile(cluster.getFileSystem(), single, BLOCK_SIZE,
+        (short) 1, 7L);
+    ExtendedBlock block = DFSTestUtil.getFirstBlock(cluster.getFileSystem(),
+        single);
+    assertEquals(1, cluster.corruptBlockOnDataNodes(block));
+    ClientReads c = UcxRuntime.current().metrics().reads();
+    try {
+      DFSTestUtil.readFileBuffer(reader, single);
+      fail("a read of a corrupt only replica succeeded");
+    } catch (IOException expected) {
+      // as stock: ChecksumException, then no replica left
+    }
+    assertTrue("buffers that failed verification: "
+        + c.buffersFailedVerification(), c.buffersFailedVerification() > 0);
+    GenericTestUtils.waitFor(
+        () -> cluster.getNamesystem().getCorruptReplicaBlocks() == 1, 50,
+        30_000);
   }
 }

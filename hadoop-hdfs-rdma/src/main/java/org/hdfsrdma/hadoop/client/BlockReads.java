@@ -136,13 +136,16 @@ public final class BlockReads {
    * @param answer the DataNode's answer, or null
    * @param xferAddr the DataNode the reader connected to
    * @param credits the socket's output
+   * @param checksumType the read's checksum, as Hadoop's type id
+   * @param checksumSize bytes per checksum of that type
    * @throws IOException only when interrupted, or when the fallback a
    *     read UCX cannot take asks for fails on the socket (as a stock read
    *     would)
    */
   public ReadableByteChannel channel(ReadAnswer answer,
       ReadableByteChannel socket, OutputStream credits, String xferAddr,
-      int bytesPerChecksum, long blockId, String block) throws IOException {
+      int checksumType, int bytesPerChecksum, int checksumSize,
+      long blockId, String block) throws IOException {
     ClientReads counters = runtime.metrics().reads();
     if (answer == null) {
       counters.stock();
@@ -171,7 +174,8 @@ public final class BlockReads {
     try {
       return new ReadChannel(socket, credits, endpoint, runtime.regions(),
           answer, blockId, runtime.pools().readLanding(OFFER_PACKET_BYTES),
-          getTimeoutMs, counters, fellBack, description);
+          getTimeoutMs, counters, fellBack, PacketVerifier.of(checksumType,
+              bytesPerChecksum, checksumSize), description);
     } catch (RuntimeException | LinkageError e) {
       // UCX failing here (its worker closing, memory it cannot register)
       // costs the read nothing: the DataNode sends it stock.

@@ -88,6 +88,15 @@ final class LandingGet implements Closeable {
     return rc == 0 ? null : "a get failed: " + StatusSlots.describe(rc);
   }
 
+  /**
+   * What is wrong with the {@code length} bytes the last get landed
+   * ({@link PacketVerifier#verify}), or null when nothing is.
+   */
+  String damage(PacketVerifier verifier, int length) {
+    ReadFaultInjector.get().landed(view, length);
+    return verifier.verify(view, 0, length);
+  }
+
   /** The landing buffer; the last get's bytes are at its start. */
   ByteBuffer view() {
     return view;

@@ -28,7 +28,9 @@ import org.hdfsrdma.ucx.UcxEndpoint;
  * directly from a same-host DataNode's shared memory, or with a get into a
  * landing buffer of its own), and each buffer taken is credited back on
  * the socket. Stock packets the DataNode writes to the socket instead pass
- * through.
+ * through. A buffer a get brought that fails its checksums is read again
+ * as stock packets ({@link PacketVerifier}): Hadoop reports a replica
+ * only for what TCP delivered too.
  *
  * <p>Every message is checked against what this side knows (the read id,
  * the next buffer's number, the regions announced for this read, the
@@ -50,6 +52,8 @@ public final class ReadChannel implements ReadableByteChannel {
   private final ClientReads counters;
   /** Tells the runtime's back-off that UCX failed a read of this node. */
   private final Runnable fellBackHook;
+  /** Checks what gets bring before it is credited. */
+  private final PacketVerifier verifier;
 
   private final ByteBuffer message = ByteBuffer.allocate(
       Math.max(RegionAnnouncement.MAX_LENGTH, PacketDescriptor.LENGTH))
@@ -91,7 +95,8 @@ public final class ReadChannel implements ReadableByteChannel {
   ReadChannel(ReadableByteChannel socket, OutputStream credits,
       UcxEndpoint endpoint, RegionCache regionCache, ReadAnswer answer,
       long blockId, RegisteredBufferPool landing, long timeoutMs,
-      ClientReads counters, Runnable fellBackHook, String description) {
+      ClientReads counters, Runnable fellBackHook, PacketVerifier verifier,
+      String description) {
     this.socket = socket;
     this.credits = credits;
     this.endpoint = endpoint;
@@ -100,6 +105,7 @@ public final class ReadChannel implements ReadableByteChannel {
     this.blockId = blockId;
     this.counters = counters;
     this.fellBackHook = fellBackHook;
+    this.verifier = verifier;
     this.description = description;
     this.maxRegions = answer.getWindow();
     this.regionIds = new int[maxRegions];
@@ -119,8 +125,8 @@ public final class ReadChannel implements ReadableByteChannel {
       ClientReads counters, Runnable fellBackHook, String description,
       String why) throws IOException {
     ReadChannel c = new ReadChannel(socket, credits, null, null, answer,
-        blockId, null, 0, counters, fellBackHook, description);
-    c.fallBack(why);
+        blockId, null, 0, counters, fellBackHook, null, description);
+    c.fallBack(why, true);
     return c;
   }
 
@@ -236,7 +242,8 @@ public final class ReadChannel implements ReadableByteChannel {
       r = regionCache.open(endpoint.handle(), a,
           answer.getDataNode().getXferAddr(), "client reads");
     } catch (IOException | RuntimeException e) {
-      fallBack("region " + a.regionId() + " refused: " + e.getMessage());
+      fallBack("region " + a.regionId() + " refused: " + e.getMessage(),
+          true);
       return;
     }
     regionIds[regionCount] = a.regionId();
@@ -290,7 +297,14 @@ public final class ReadChannel implements ReadableByteChannel {
       long seqno = d.seqno();
       String failed = gets.get(r, d.address(), (int) length);
       if (failed != null) {
-        fallBack(failed);
+        fallBack(failed, true);
+        return;
+      }
+      String damaged = gets.damage(verifier, (int) length);
+      if (damaged != null) { // uncredited: the DataNode can send it again
+        counters.failedVerification();
+        fallBack("buffer " + seqno + " arrived by get with " + damaged,
+            false);
         return;
       }
       current = gets.view();
@@ -307,13 +321,16 @@ public final class ReadChannel implements ReadableByteChannel {
   /**
    * UCX cannot take this read's next buffer: asks the DataNode for the
    * rest as stock packets on the socket (messages already on their way are
-   * skipped), which Hadoop then reads as from any DataNode.
+   * skipped), which Hadoop then reads as from any DataNode. Only when
+   * {@code ucxFailed} (not for a checksum) is the DataNode backed off.
    */
-  private void fallBack(String why) throws IOException {
+  private void fallBack(String why, boolean ucxFailed) throws IOException {
     fellBack = true;
     current = null;
     counters.fellBack();
-    fellBackHook.run();
+    if (ucxFailed) {
+      fellBackHook.run();
+    }
     LogOnce.warn("read-fallback", "hdfs-rdma: " + description
         + " continues with stock packets: " + why);
     credit(nextSeqno, ReadCredit.FLAG_FALLBACK, true);

@@ -10,8 +10,9 @@ import org.apache.hadoop.metrics2.lib.MutableCounterLong;
  * of the JVM's source ({@link UcxJvmMetrics#reads}): the bytes of stock
  * packets read straight from a same-host DataNode's shared memory or
  * fetched with gets, the reads DataNodes answered, those that fell back to
- * stock packets, the offers left unanswered (served stock), and the reads
- * that offered nothing because their DataNode was backed off. Readers
+ * stock packets (and the buffers among those causes that failed their
+ * checksums after a get), the offers left unanswered (served stock), and
+ * the reads that offered nothing because their DataNode was backed off. Readers
  * add without a lock; snapshots bring the metrics2 counters up to date.
  */
 public final class ClientReads {
@@ -20,6 +21,7 @@ public final class ClientReads {
   private final LongAdder bytesReadDirectly = new LongAdder();
   private final LongAdder readsAnswered = new LongAdder();
   private final LongAdder readsFellBack = new LongAdder();
+  private final LongAdder buffersFailedVerification = new LongAdder();
   private final LongAdder readsStock = new LongAdder();
   private final LongAdder readsWithheld = new LongAdder();
 
@@ -27,6 +29,7 @@ public final class ClientReads {
   private final MutableCounterLong bytesReadDirectlyMetric;
   private final MutableCounterLong readsAnsweredMetric;
   private final MutableCounterLong readsFellBackMetric;
+  private final MutableCounterLong buffersFailedVerificationMetric;
   private final MutableCounterLong readsStockMetric;
   private final MutableCounterLong readsWithheldMetric;
 
@@ -41,6 +44,10 @@ public final class ClientReads {
         + " a DataNode answered with UCX", 0L);
     readsFellBackMetric = registry.newCounter("ReadsFellBack", "Of those,"
         + " reads UCX could not carry, continued with stock packets", 0L);
+    buffersFailedVerificationMetric = registry.newCounter(
+        "ReadBuffersFailedVerification", "Buffers that gets brought with a"
+            + " chunk failing its checksum: read again as stock packets,"
+            + " each a fallback of ReadsFellBack", 0L);
     readsStockMetric = registry.newCounter("ReadOffersServedStock", "Block"
         + " reads that offered UCX and were served stock", 0L);
     readsWithheldMetric = registry.newCounter("ReadOffersWithheld", "Block"
@@ -65,6 +72,14 @@ public final class ClientReads {
   /** UCX failed an answered read: the rest came as stock packets. */
   public void fellBack() {
     readsFellBack.increment();
+  }
+
+  /**
+   * A buffer a get brought failed its checksums: the read falls back
+   * ({@link #fellBack}) to have it again as stock packets.
+   */
+  public void failedVerification() {
+    buffersFailedVerification.increment();
   }
 
   /** A DataNode left an offer unanswered: the read is served stock. */
@@ -95,6 +110,10 @@ public final class ClientReads {
     return readsFellBack.sum();
   }
 
+  public long buffersFailedVerification() {
+    return buffersFailedVerification.sum();
+  }
+
   public long readsStock() {
     return readsStock.sum();
   }
@@ -109,6 +128,8 @@ public final class ClientReads {
     Sources.advance(bytesReadDirectlyMetric, bytesReadDirectly());
     Sources.advance(readsAnsweredMetric, readsAnswered());
     Sources.advance(readsFellBackMetric, readsFellBack());
+    Sources.advance(buffersFailedVerificationMetric,
+        buffersFailedVerification());
     Sources.advance(readsStockMetric, readsStock());
     Sources.advance(readsWithheldMetric, readsWithheld());
   }

@@ -124,7 +124,7 @@ public class TestReadChannel {
           server.socket().getLocalPort())) {
         ReadableByteChannel channel = reads.channel(answer,
             Channels.newChannel(s.getInputStream()), s.getOutputStream(),
-            xferAddr, 512, 42L, "blk_42");
+            xferAddr, PacketVerifier.TYPE_CRC32C, 512, 4, 42L, "blk_42");
         ByteBuffer got = ByteBuffer.allocate(stock.length);
         while (got.hasRemaining()) {
           assertTrue(channel.read(got) > 0);

@@ -78,8 +78,8 @@ public final class UcxBlockRead {
     }
     return reads.channel(ReadAnswerField.answerOf(status), in,
         peer.getOutputStream(), dataNode.getXferAddr(),
-        checksum.getBytesPerChecksum(), block.getBlockId(),
-        block.toString());
+        checksum.getChecksumType().id, checksum.getBytesPerChecksum(),
+        checksum.getChecksumSize(), block.getBlockId(), block.toString());
   }
 
   /** The reader closes: so does its UCX read, if it had one. */
