@@ -10,7 +10,7 @@ import org.hdfsrdma.hadoop.conf.RdmaConf;
 import org.hdfsrdma.hadoop.protocol.CommitEntry;
 import org.hdfsrdma.hadoop.protocol.ReadAnswer;
 import org.hdfsrdma.hadoop.protocol.ReadOffer;
-import org.hdfsrdma.hadoop.sender.ReaderPools;
+import org.hdfsrdma.hadoop.sender.ReadReservation;
 import org.hdfsrdma.hadoop.util.LogOnce;
 import org.hdfsrdma.ucx.HostIdentity;
 
@@ -71,7 +71,7 @@ public final class BlockRead implements AutoCloseable {
     }
     RdmaConf conf = dataNode.conf();
     int window = Math.min(offer.getWindow(), conf.dataNodeReadUserBuffers());
-    ReaderPools.Reservation r = dataNode.server().readers().reserve(user,
+    ReadReservation r = dataNode.server().readers().reserve(user,
         offer.getClientKey(), window);
     if (r.declined() != null) {
       LogOnce.info("read declined " + r.declined(), "hdfs-rdma: a read of "

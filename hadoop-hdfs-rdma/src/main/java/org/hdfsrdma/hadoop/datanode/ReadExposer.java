@@ -9,7 +9,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 
-import org.hdfsrdma.hadoop.sender.ReaderPools;
+import org.hdfsrdma.hadoop.sender.ReadReservation;
 import org.hdfsrdma.hadoop.util.RateLimitedLog;
 import org.hdfsrdma.ucx.MalformedMessageException;
 import org.hdfsrdma.ucx.PacketDescriptor;
@@ -43,7 +43,7 @@ final class ReadExposer extends OutputStream {
   /** Readers breaking the protocol come from the network: rate-limited. */
   private static final RateLimitedLog BAD_READERS = RateLimitedLog.of(LOG);
 
-  private final ReaderPools.Reservation reservation;
+  private final ReadReservation reservation;
   private final RegisteredBufferPool pool;
   private final ByteBuffer[] window;
   private final long[] addresses;
@@ -84,7 +84,7 @@ final class ReadExposer extends OutputStream {
    * @param in the socket's input, where the client's credits arrive
    * @param socket the socket's output, where descriptors go
    */
-  ReadExposer(ReaderPools.Reservation reservation, long readId,
+  ReadExposer(ReadReservation reservation, long readId,
       long blockId, long generationStamp, int capacity, DataInputStream in,
       OutputStream socket, String description) {
     this.reservation = reservation;

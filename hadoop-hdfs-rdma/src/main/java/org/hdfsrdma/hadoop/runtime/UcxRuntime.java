@@ -24,8 +24,6 @@ import org.hdfsrdma.hadoop.metrics.UcxJvmMetrics;
 import org.hdfsrdma.ucx.Closeables;
 import org.hdfsrdma.ucx.EndpointCache;
 import org.hdfsrdma.ucx.NativeIntrospection;
-import org.hdfsrdma.ucx.PoolMetrics;
-import org.hdfsrdma.ucx.RegisteredBufferPool;
 import org.hdfsrdma.ucx.RemoteRegion;
 import org.hdfsrdma.ucx.UcxContext;
 import org.hdfsrdma.ucx.UcxEndpoint;
@@ -136,7 +134,8 @@ public final class UcxRuntime implements Closeable {
       this.regions = new RegionCache(new RemoteRegion.Policy(p::ownsSegment,
           conf.dataNodeAllowEmulatedGets()), transportNotes);
       m.every(REGION_SWEEP_MS, regions::sweep);
-      this.metrics = new UcxJvmMetrics(new Gauges(),
+      this.metrics = new UcxJvmMetrics(
+          new RuntimeGauges(w, l, e, p, maintenanceFailures, transportNotes),
           conf.clientTimers() ? new PacketPhaseTimes() : null);
     } catch (UcxUnavailableException | RuntimeException | Error failure) {
       Closeables.closeAfterFailure(failure, m, l, e, w, p, ctx);
@@ -340,44 +339,6 @@ public final class UcxRuntime implements Closeable {
   /** The names of the host markers this JVM's DataNodes hold. */
   Set<String> ownMarkers() {
     return ownMarkers;
-  }
-
-  /** What the metrics source reads off the runtime's resources. */
-  private final class Gauges implements UcxJvmMetrics.Gauges {
-    @Override
-    public long strayMessages() {
-      return worker.strayMessages() + worker.oversizedMessages()
-          + lanes.sumOverOwnWorkers(
-              w -> w.strayMessages() + w.oversizedMessages());
-    }
-
-    @Override
-    public long callbackFailures() {
-      return worker.callbackFailures() + maintenanceFailures.get()
-          + lanes.sumOverOwnWorkers(UcxWorker::callbackFailures);
-    }
-
-    @Override
-    public long clientConnects() {
-      return endpoints.connectCount() + lanes.connectsOnOwnLanes();
-    }
-
-    @Override
-    public PoolMetrics clientPool() {
-      RegisteredBufferPool p = pools.clientIfCreated();
-      return p == null ? null : p.metrics();
-    }
-
-    @Override
-    public PoolMetrics landingPool() {
-      RegisteredBufferPool p = pools.landingIfCreated();
-      return p == null ? null : p.metrics();
-    }
-
-    @Override
-    public String transports() {
-      return transportNotes.summary();
-    }
   }
 
   /**

@@ -28,8 +28,8 @@ import org.hdfsrdma.ucx.UcxContext;
  * within a cap per user and one per DataNode, or is declined and served
  * stock: it never waits for a buffer in mid-block. Its buffers go back to
  * its reader's pool only when the read ends as agreed
- * ({@link Reservation#finish}: the reader's final credit or its cancel);
- * a read that ends any other way {@linkplain Reservation#retire retires}
+ * ({@link ReadReservation#finish}: the reader's final credit or its cancel);
+ * a read that ends any other way {@linkplain ReadReservation#retire retires}
  * the pool: it serves no further read and is deregistered (its remote key
  * revoked) once its last read ends. Pools left idle are closed by
  * {@link #sweep}; at most {@code maxReaders} exist at once.
@@ -106,10 +106,10 @@ public final class ReaderPools implements Closeable {
   /**
    * Takes {@code window} buffers for one read of {@code user} on the client
    * worker {@code workerAddress}, from that reader's own pool; a declined
-   * reservation ({@link Reservation#declined()}) when the caps or UCX do
+   * reservation ({@link ReadReservation#declined()}) when the caps or UCX do
    * not allow it.
    */
-  public synchronized Reservation reserve(String user, byte[] workerAddress,
+  public synchronized ReadReservation reserve(String user, byte[] workerAddress,
       int window) {
     if (window < 1 || window > userBuffers) {
       throw new IllegalArgumentException("a window of " + window
@@ -161,7 +161,7 @@ public final class ReaderPools implements Closeable {
     heldByUser.put(user, byUser + window);
     held += window;
     reservations++;
-    return new Reservation(this, pool, tokens);
+    return new ReadReservation(this, pool, tokens);
   }
 
   /**
@@ -246,9 +246,9 @@ public final class ReaderPools implements Closeable {
     Closeables.closeAll(all);
   }
 
-  private Reservation declined(Decline why) {
+  private ReadReservation declined(Decline why) {
     declines[why.ordinal()]++;
-    return Reservation.DECLINED[why.ordinal()];
+    return ReadReservation.DECLINED[why.ordinal()];
   }
 
   /** Closes the least recently used idle pool; whether there was one. */
@@ -276,14 +276,14 @@ public final class ReaderPools implements Closeable {
     }
   }
 
-  private synchronized void ended(Reservation r, boolean retire) {
-    ReaderPool pool = r.pool;
-    for (long t : r.tokens) {
+  /** A read leasing {@code tokens} of {@code pool} ended. */
+  synchronized void ended(ReaderPool pool, long[] tokens, boolean retire) {
+    for (long t : tokens) {
       pool.buffers.release(t);
     }
     pool.reservations--;
     pool.lastUsedNanos = System.nanoTime();
-    int window = r.tokens.length;
+    int window = tokens.length;
     held -= window;
     int byUser = heldByUser.get(pool.user) - window;
     if (byUser == 0) {
@@ -324,7 +324,7 @@ public final class ReaderPools implements Closeable {
   }
 
   /** One reader's pool and the reads it serves now. */
-  private static final class ReaderPool {
+  static final class ReaderPool {
     final String key;
     final String user;
     final RegisteredBufferPool buffers;
@@ -336,100 +336,6 @@ public final class ReaderPools implements Closeable {
       this.key = key;
       this.user = user;
       this.buffers = buffers;
-    }
-  }
-
-  /**
-   * One read's window of buffers, or why it has none
-   * ({@link #declined()}). Ends once: {@link #finish} or {@link #retire};
-   * {@link #close} retires a reservation that did not end.
-   */
-  public static final class Reservation implements Closeable {
-
-    static final Reservation[] DECLINED =
-        new Reservation[Decline.values().length];
-
-    static {
-      for (Decline d : Decline.values()) {
-        DECLINED[d.ordinal()] = new Reservation(d);
-      }
-    }
-
-    private final ReaderPools owner;
-    private final ReaderPool pool;
-    private final long[] tokens;
-    private final Decline declined;
-    private boolean ended;
-
-    private Reservation(ReaderPools owner, ReaderPool pool, long[] tokens) {
-      this.owner = owner;
-      this.pool = pool;
-      this.tokens = tokens;
-      this.declined = null;
-    }
-
-    private Reservation(Decline declined) {
-      this.owner = null;
-      this.pool = null;
-      this.tokens = new long[0];
-      this.declined = declined;
-      this.ended = true;
-    }
-
-    /** Why the read got no buffers, or null when it has its window. */
-    public Decline declined() {
-      return declined;
-    }
-
-    /** Buffers in the window. */
-    public int window() {
-      return tokens.length;
-    }
-
-    /** The lease of buffer {@code i} of the window. */
-    public long token(int i) {
-      return tokens[i];
-    }
-
-    /** The reader's pool the buffers are leased from (regions, keys). */
-    public RegisteredBufferPool buffers() {
-      return pool == null ? null : pool.buffers;
-    }
-
-    /**
-     * The read ended as agreed (its final credit, or its cancel): the
-     * buffers go back to the reader's pool for its next read.
-     */
-    public void finish() {
-      end(false);
-    }
-
-    /**
-     * The read ended any other way (a dead socket, a fallback, an error):
-     * the reader's pool serves no further read and is deregistered when
-     * its last read ends.
-     */
-    public void retire() {
-      end(true);
-    }
-
-    /** Retires the reservation unless it ended. */
-    @Override
-    public void close() {
-      end(true);
-    }
-
-    private void end(boolean retire) {
-      if (owner == null) {
-        return; // declined: nothing to give back
-      }
-      synchronized (owner) {
-        if (ended) {
-          return;
-        }
-        ended = true;
-      }
-      owner.ended(this, retire);
     }
   }
 }

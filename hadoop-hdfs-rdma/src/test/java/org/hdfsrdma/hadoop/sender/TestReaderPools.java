@@ -12,7 +12,6 @@ import java.util.HashSet;
 import java.util.Set;
 
 import org.hdfsrdma.hadoop.sender.ReaderPools.Decline;
-import org.hdfsrdma.hadoop.sender.ReaderPools.Reservation;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
 import org.hdfsrdma.ucx.UcxContext;
 import org.hdfsrdma.ucx.UcxLibrary;
@@ -56,9 +55,9 @@ public class TestReaderPools {
     }
   }
 
-  private static void assertNoBufferShared(Reservation a, Reservation b) {
+  private static void assertNoBufferShared(ReadReservation a, ReadReservation b) {
     Set<Long> addresses = new HashSet<>();
-    for (Reservation r : new Reservation[] {a, b}) {
+    for (ReadReservation r : new ReadReservation[] {a, b}) {
       for (int i = 0; i < r.window(); i++) {
         assertTrue(addresses.add(r.buffers().address(r.token(i))));
       }
@@ -68,9 +67,9 @@ public class TestReaderPools {
   @Test(timeout = 60_000)
   public void testEachReaderHasItsOwnPool() {
     pools = new ReaderPools(context, BUFFER, 8, 32, 8);
-    Reservation alice = pools.reserve("alice", WORKER_A, 4);
-    Reservation aliceElsewhere = pools.reserve("alice", WORKER_B, 4);
-    Reservation bob = pools.reserve("bob", WORKER_A, 4);
+    ReadReservation alice = pools.reserve("alice", WORKER_A, 4);
+    ReadReservation aliceElsewhere = pools.reserve("alice", WORKER_B, 4);
+    ReadReservation bob = pools.reserve("bob", WORKER_A, 4);
     assertNull(alice.declined());
     assertNotSame("another worker of the same user", alice.buffers(),
         aliceElsewhere.buffers());
@@ -87,7 +86,7 @@ public class TestReaderPools {
     alice.finish();
     alice.finish(); // once only
     assertEquals(8, pools.held());
-    Reservation again = pools.reserve("alice", WORKER_A, 4);
+    ReadReservation again = pools.reserve("alice", WORKER_A, 4);
     assertSame(mine, again.buffers());
     assertEquals(registrations, mine.metrics().registrations());
     again.finish();
@@ -100,12 +99,12 @@ public class TestReaderPools {
   @Test(timeout = 60_000)
   public void testWindowsWithinTheCapsOrDeclined() {
     pools = new ReaderPools(context, BUFFER, 8, 12, 8);
-    Reservation a1 = pools.reserve("alice", WORKER_A, 6);
+    ReadReservation a1 = pools.reserve("alice", WORKER_A, 6);
     assertSame("the user's cap counts all of the user's workers",
         Decline.USER_CAP, pools.reserve("alice", WORKER_B, 4).declined());
-    Reservation a2 = pools.reserve("alice", WORKER_B, 2);
+    ReadReservation a2 = pools.reserve("alice", WORKER_B, 2);
     assertNull(a2.declined());
-    Reservation b1 = pools.reserve("bob", WORKER_A, 4);
+    ReadReservation b1 = pools.reserve("bob", WORKER_A, 4);
     assertNull(b1.declined());
     assertSame(Decline.DATANODE_CAP,
         pools.reserve("carol", WORKER_A, 2).declined());
@@ -113,7 +112,7 @@ public class TestReaderPools {
     assertEquals(1, pools.declines(Decline.DATANODE_CAP));
     assertEquals(12, pools.held());
     a1.finish();
-    Reservation c1 = pools.reserve("carol", WORKER_A, 2);
+    ReadReservation c1 = pools.reserve("carol", WORKER_A, 2);
     assertNull(c1.declined());
     try {
       pools.reserve("alice", WORKER_A, 9);
@@ -132,14 +131,14 @@ public class TestReaderPools {
   @Test(timeout = 60_000)
   public void testRetiredPoolIsNeverHandedOutAgain() {
     pools = new ReaderPools(context, BUFFER, 8, 32, 8);
-    Reservation first = pools.reserve("alice", WORKER_A, 2);
-    Reservation second = pools.reserve("alice", WORKER_A, 2);
+    ReadReservation first = pools.reserve("alice", WORKER_A, 2);
+    ReadReservation second = pools.reserve("alice", WORKER_A, 2);
     RegisteredBufferPool retired = first.buffers();
     assertSame(retired, second.buffers());
     first.retire();
     // The other read of the same reader goes on from the retired pool.
     retired.buffer(second.token(0)).putInt(0, 42);
-    Reservation third = pools.reserve("alice", WORKER_A, 2);
+    ReadReservation third = pools.reserve("alice", WORKER_A, 2);
     assertNotSame("a new pool for the reader's next read", retired,
         third.buffers());
     assertEquals(1, pools.poolsRetired());
@@ -164,14 +163,14 @@ public class TestReaderPools {
   @Test(timeout = 60_000)
   public void testIdlePoolsCloseAndReadersAreBounded() {
     pools = new ReaderPools(context, BUFFER, 4, 64, 2);
-    Reservation a = pools.reserve("alice", WORKER_A, 2);
-    Reservation b = pools.reserve("bob", WORKER_A, 2);
+    ReadReservation a = pools.reserve("alice", WORKER_A, 2);
+    ReadReservation b = pools.reserve("bob", WORKER_A, 2);
     assertSame("two pools exist, both reading", Decline.READERS,
         pools.reserve("carol", WORKER_A, 2).declined());
     RegisteredBufferPool alicePool = a.buffers();
     a.finish();
     // Alice's idle pool makes room for carol's.
-    Reservation c = pools.reserve("carol", WORKER_A, 2);
+    ReadReservation c = pools.reserve("carol", WORKER_A, 2);
     assertNull(c.declined());
     assertEquals(2, pools.readers());
     try {
