@@ -28,6 +28,7 @@ import org.hdfsrdma.hadoop.metrics.ClientReads;
 import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.ucx.UcxLibrary;
 import org.junit.AfterClass;
+import org.junit.Before;
 import org.junit.BeforeClass;
 import org.junit.Test;
 import org.junit.runner.RunWith;
@@ -42,7 +43,9 @@ import org.slf4j.LoggerFactory;
  * client's socket timeout, then SIGCONT) in the middle of a block, on a
  * cluster of separate JVMs (a NameNode and three DataNodes), while this
  * JVM reads a file of replication 3 with {@code read(byte[])} or
- * {@code read(ByteBuffer)}. Each case proves: the read completes from
+ * {@code read(ByteBuffer)}, taking the DataNodes' buffers directly from
+ * their shared memory or, in two cases, by get over UCX's tcp transport
+ * (the path between hosts). Each case proves: the read completes from
  * another replica, byte for byte what was written; UCX carried its bytes
  * before the fault and the rest after it (the client's counters, and the
  * DataNodes' that served it); no JVM wrote a crash report; every running
@@ -90,14 +93,30 @@ public class TestReadKillMatrix {
     }
   }
 
-  @Parameters(name = "{index}: {0} {1}")
+  /** How the client takes the DataNode's buffers. */
+  enum Transport {
+    DIRECT("direct"), GET("get over tcp");
+    final String label;
+    Transport(String label) {
+      this.label = label;
+    }
+  }
+
+  /**
+   * Every fault and API reading directly from the DataNodes' memory, then
+   * two reading by get (UCX over tcp, as between hosts), one case per
+   * fault, each API once.
+   */
+  @Parameters(name = "{index}: {0} {1} {2}")
   public static List<Object[]> cases() {
     List<Object[]> cases = new ArrayList<Object[]>();
     for (Fault f : Fault.values()) {
       for (Api a : Api.values()) {
-        cases.add(new Object[] {f, a});
+        cases.add(new Object[] {f, a, Transport.DIRECT});
       }
     }
+    cases.add(new Object[] {Fault.KILL, Api.BYTES, Transport.GET});
+    cases.add(new Object[] {Fault.STOP, Api.BYTE_BUFFER, Transport.GET});
     return cases;
   }
 
@@ -106,12 +125,17 @@ public class TestReadKillMatrix {
   private static final List<String> MATRIX = new ArrayList<String>();
   private static int caseNumber;
 
+  /** The transport of the client {@link #fs} is, or null. */
+  private static Transport clientTransport;
+
   private final Fault fault;
   private final Api api;
+  private final Transport transport;
 
-  public TestReadKillMatrix(Fault fault, Api api) {
+  public TestReadKillMatrix(Fault fault, Api api, Transport transport) {
     this.fault = fault;
     this.api = api;
+    this.transport = transport;
   }
 
   @BeforeClass
@@ -134,8 +158,37 @@ public class TestReadKillMatrix {
             HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_READ_BUFFER_BYTES_KEY
             + "=" + 256 * KIB,
             HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_READ_USER_BUFFERS_KEY
-            + "=2");
+            + "=2",
+            // Shared memory for direct readers, tcp for those that get.
+            HdfsRdmaConfigKeys.DFS_RDMA_UCX_TLS_KEY + "=all",
+            HdfsRdmaConfigKeys.DFS_RDMA_UCX_ALLOW_TCP_KEY + "=true");
+  }
+
+  /**
+   * The client of the case's transport: this JVM's UCX runtime is made
+   * again when the transport changes (it is one per JVM).
+   */
+  @Before
+  public void client() throws Exception {
+    if (clientTransport == transport) {
+      return;
+    }
+    if (fs != null) {
+      fs.close();
+      fs = null;
+    }
+    UcxRuntime.shutdown();
     Configuration conf = new Configuration();
+    if (transport == Transport.GET) {
+      conf.set(HdfsRdmaConfigKeys.DFS_RDMA_UCX_TLS_KEY, "tcp");
+      conf.setBoolean(HdfsRdmaConfigKeys.DFS_RDMA_UCX_ALLOW_TCP_KEY, true);
+      conf.setBoolean(
+          HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ALLOW_EMULATED_GETS_KEY, true);
+      // A get cut by the fault falls back; a victim met again in the next
+      // case must not be backed off for the default ten minutes.
+      conf.setLong(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_UNREACHABLE_RETRY_MS_KEY,
+          1000);
+    }
     conf.setLong("dfs.blocksize", BLOCK);
     conf.setInt("dfs.client.socket-timeout", TIMEOUT_MS);
     conf.setBoolean(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY, true);
@@ -146,13 +199,15 @@ public class TestReadKillMatrix {
     conf.setLong(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_CONNECT_TIMEOUT_MS_KEY,
         TIMEOUT_MS);
     fs = cluster.client(conf, DATANODES);
+    clientTransport = transport;
   }
 
   @AfterClass
   public static void stopCluster() throws IOException {
     StringBuilder b = new StringBuilder(String.format(
-        "Read kill matrix (%d cases):%n  %-3s %-8s %-17s | %-52s | %13s"
-        + " | %s%n", MATRIX.size(), "#", "fault", "reader", "outcome",
+        "Read kill matrix (%d cases):%n  %-3s %-8s %-17s %-12s | %-52s"
+        + " | %13s | %s%n", MATRIX.size(), "#", "fault", "reader", "taken",
+        "outcome",
         "bytes checked", "UCX bytes read before / after the fault"));
     for (String row : MATRIX) {
       b.append("  ").append(row).append(String.format("%n"));
@@ -188,8 +243,9 @@ public class TestReadKillMatrix {
   }
 
   private String row(int n, String what) {
-    return String.format("%-3d %-8s %-17s | %-52s | %13d | %d / %d", n,
-        fault.label, api.label, what, checked, ucxBefore, ucxAfter);
+    return String.format("%-3d %-8s %-17s %-12s | %-52s | %13d | %d / %d",
+        n, fault.label, api.label, transport.label, what, checked, ucxBefore,
+        ucxAfter);
   }
 
   private void run(int n) throws Exception {
@@ -206,6 +262,7 @@ public class TestReadKillMatrix {
     final long[] servedBefore = served();
     ClientReads reads = UcxRuntime.current().metrics().reads();
     long start = reads.bytesRead();
+    long directly = reads.bytesReadDirectly();
     long fellBack = reads.readsFellBack();
     long stock = reads.readsStock();
     long answered = reads.readsAnswered();
@@ -254,7 +311,16 @@ public class TestReadKillMatrix {
       // its buffers hold several packets, which the client may still have
       // taken after the fault.
       assertEquals("reads served stock", stock, reads.readsStock());
-      assertEquals("reads UCX gave up", fellBack, reads.readsFellBack());
+      if (transport == Transport.DIRECT) {
+        assertEquals("reads UCX gave up", fellBack, reads.readsFellBack());
+      } else {
+        // The victim's read may have been inside a get, which fails (and
+        // falls back) before the socket does; no other read gives up.
+        assertTrue("reads UCX gave up: " + (reads.readsFellBack()
+            - fellBack), reads.readsFellBack() - fellBack <= 1);
+        assertEquals("bytes read directly, not by get", directly,
+            reads.bytesReadDirectly());
+      }
       assertTrue("reads answered", reads.readsAnswered() - answered >= 2);
       long rest = LENGTH - BLOCK;
       assertTrue("bytes over UCX after the fault: " + ucxAfter + " < "
