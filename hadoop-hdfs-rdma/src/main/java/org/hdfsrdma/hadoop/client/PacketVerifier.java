@@ -122,12 +122,17 @@ final class PacketVerifier {
     }
     // Only the last chunk may be partial: chunks * checksumSize + data.
     int chunks = (int) (((long) bytes + bytesPerChecksum + checksumSize - 1)
-        / (bytesPerChecksum + checksumSize));
+        / ((long) bytesPerChecksum + checksumSize));
     int dataStart = at + chunks * checksumSize;
     int dataEnd = at + bytes;
+    if (dataEnd - dataStart <= (chunks - 1L) * bytesPerChecksum) {
+      return bytes + " bytes of checksums and data that no chunking makes";
+    }
     for (int i = 0; i < chunks; i++) {
-      int chunk = dataStart + i * bytesPerChecksum;
-      int chunkEnd = Math.min(chunk + bytesPerChecksum, dataEnd);
+      // below dataEnd, as checked above
+      int chunk = (int) (dataStart + (long) i * bytesPerChecksum);
+      int chunkEnd = (int) Math.min((long) chunk + bytesPerChecksum,
+          dataEnd);
       int expected = intAt(buf, at + i * checksumSize);
       buf.limit(chunkEnd).position(chunk);
       int sum = update(buf);

@@ -78,6 +78,20 @@ public class TestPacketVerifier {
         .contains("header -1"));
   }
 
+  /**
+   * A packet whose length leaves its last chunk a checksum without data
+   * (a DataNode that lies) is refused, not read past.
+   */
+  @Test(timeout = 60_000)
+  public void testALengthNoChunkingMakesIsFound() {
+    int bytes = BYTES_PER_CHECKSUM + 4 + 2; // one chunk, then 2 bytes
+    ByteBuffer buf = ByteBuffer.allocate(FROM + 6 + bytes);
+    buf.putInt(FROM, 4 + bytes).putShort(FROM + 4, (short) 0);
+    String wrong = verifier(DataChecksum.Type.CRC32C).verify(buf, FROM,
+        buf.capacity());
+    assertTrue(wrong, wrong.contains("no chunking makes"));
+  }
+
   /** Without checksums (Hadoop's NULL type) only the bounds are checked. */
   @Test(timeout = 60_000)
   public void testNullChecksumsCheckBoundsOnly() {
