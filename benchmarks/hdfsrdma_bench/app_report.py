@@ -119,6 +119,7 @@ def summary_md(bench, summary, comp, target_rows):
     out += wal_section(apps, m, c, present, names)
     out += writers_section(apps, m, c, present, names)
     out += threads_section(apps, m, c, present, names)
+    out += mixed_section(apps, m, c, present, names)
     out += dfsio_section(apps, m, c, present, names)
     out += idle_section(apps, m, c, present, names)
     out += ["## Targets", "",
@@ -274,6 +275,32 @@ def threads_section(apps, m, c, present, names):
                       "MB/s %s" % names, "UCX/stock", "jar/stock",
                       "UCX/jar", "p50 ms %s" % names, "p99 ms %s" % names,
                       "p99 UCX/stock", "p99 jar/stock"], rows), ""]
+
+
+def mixed_section(apps, m, c, present, names):
+    sel = [x for x in apps if x.kind == "mixed"]
+    if not sel:
+        return []
+    rows = [[x.name, str(x.threads), "%d x %s" % (x.files, human(x.size)),
+             human(x.record), str(c[x.name]["runs"]),
+             per_system(m, x.name, "throughput_mb_s", present, 1)]
+            + ratios(c[x.name], "throughput_mb_s", (("ucx", "stock"),))
+            + [per_system(m, x.name, "records_per_s", present, 0)]
+            + ratios(c[x.name], "records_per_s", (("ucx", "stock"),))
+            + [per_system(m, x.name, "p50_ms", present, 3),
+               per_system(m, x.name, "p99_ms", present, 3)]
+            + ratios(c[x.name], "p50_ms", (("ucx", "stock"),))
+            + ratios(c[x.name], "p99_ms", (("ucx", "stock"),)) for x in sel]
+    return ["## A log beside writer threads in one JVM", "",
+            "One JVM, warmed up: N writer threads as above and one log "
+            "appending records with hflush from their start to their end;"
+            " writers' aggregate MB/s, the log's records/s and latency per "
+            "record (write + hflush) while bulk writes run.", "",
+            md_table(["workload", "threads", "files each", "record", "runs",
+                      "writers MB/s %s" % names, "UCX/stock",
+                      "log records/s %s" % names, "UCX/stock",
+                      "log p50 ms %s" % names, "log p99 ms %s" % names,
+                      "p50 UCX/stock", "p99 UCX/stock"], rows), ""]
 
 
 def workers_section(bench, apps, m):

@@ -89,6 +89,10 @@ def brief(row):
     if row["kind"] == "wal":
         return "%.0f rec/s p50 %.3f p99 %.3f ms" % (
             row["records_per_s"], row["p50_ms"], row["p99_ms"])
+    if row["kind"] == "mixed":
+        return "writers %.1f MB/s, log %.0f rec/s p50 %.3f p99 %.3f ms" % (
+            row["throughput_mb_s"], row["records_per_s"], row["p50_ms"],
+            row["p99_ms"])
     if row["kind"] == "dfsio":
         return "%.1f MB/s, average IO rate %.1f MB/s, job %.0f s" % (
             row["throughput_mb_s"], row["avg_io_rate_mb_s"],
@@ -380,5 +384,10 @@ def human_app(app):
     if app.kind == "threads":
         return "1 JVM, %d writer thread(s) x %d files of %s at rep %d" % (
             app.threads, app.files, human(app.size), app.rep)
+    if app.kind == "mixed":
+        return ("1 JVM, %d writer thread(s) x %d files of %s and a log of "
+                "%s records, hflush, at rep %d" % (
+                    app.threads, app.files, human(app.size),
+                    human(app.record), app.rep))
     return "%d JVM(s) x %d files of %s at rep %d" % (
         app.jvms, app.files, human(app.size), app.rep)

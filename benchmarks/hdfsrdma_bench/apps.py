@@ -22,6 +22,11 @@ file as the put sweep's FsShell:
   throughput over the span from the first create to the last close, and
   per-file latency over every thread's files. Its own kind: a JVM of
   several streams at once, not the long-lived writer the targets judge.
+- mixed: one JVM of N writer threads (as threads, at replication 3) and
+  one hflush log of RECORD records beside them, appending from the
+  writers' start to their end (mixed-8x128M-1K-r3): the writers' aggregate
+  throughput, and the log's latency per record and records/s while bulk
+  writes run, as a region server's WAL beside its flushes.
 - dfsio: Hadoop's TestDFSIO write as a MapReduce job on YARN, N map
   tasks (each its own JVM) writing one file of SIZE each at replication 3
   (dfsio-4x1G); the throughput and average IO rate TestDFSIO reports.
@@ -46,7 +51,7 @@ from .units import MiB, human, parse_size
 
 WORKLOAD_CLASS = "org.hdfsrdma.hadoop.bench.AppWorkload"
 WORKLOAD_PACKAGE = "org/hdfsrdma/hadoop/bench/"
-KINDS = ("writer", "wal", "writers", "threads", "dfsio", "idle")
+KINDS = ("writer", "wal", "writers", "threads", "mixed", "dfsio", "idle")
 DFSIO_CLASS = "org.hdfsrdma.hadoop.bench.DfsioOnYarn"
 # Map tasks of a TestDFSIO job that run at once: two cores hold four map
 # JVMs busy writing; more only queue for the CPU and the JVMs' start-up.
@@ -60,14 +65,19 @@ WARMUP_BYTES = 32 * MiB
 WARMUP_SECONDS = 2.0
 # The idle client's warm-up files: two of IDLE_WARMUP_SIZE.
 IDLE_WARMUP_SIZE = 16 * MiB
+# The most a mixed JVM's log may run (its latency slots): its writers
+# must end before.
+MIXED_MAX_SECONDS = 120.0
 
 # One workload: kind (KINDS); size: the file size (writer, writers,
-# threads) or the record size (wal); rep; files: per JVM (writer, writers)
-# or per thread (threads); seconds (wal, idle); threads: logs (wal) or
-# writer threads (threads) in the JVM; jvms (writers); sync: hflush or
-# hsync (wal).
+# threads, mixed) or the record size (wal); rep; files: per JVM (writer,
+# writers) or per thread (threads, mixed); seconds (wal, idle; mixed: the
+# log's most); threads: logs (wal) or writer threads (threads, mixed) in
+# the JVM; jvms (writers); sync: hflush or hsync (wal, mixed); record: the
+# log's record size (mixed).
 App = collections.namedtuple(
-    "App", "name kind size rep files seconds threads jvms sync")
+    "App", "name kind size rep files seconds threads jvms sync record",
+    defaults=(None,))
 
 
 def writer(size, rep, files):
@@ -95,6 +105,12 @@ def threads(n, size, files, rep):
                rep, files, None, n, 1, None)
 
 
+def mixed(n, size, files, record):
+    return App("mixed-%dx%s-%s-r%d" % (n, human(size), human(record),
+                                       LOG_REP), "mixed", size, LOG_REP,
+               files, MIXED_MAX_SECONDS, n, 1, "hflush", record)
+
+
 def dfsio(maps, size):
     return App("dfsio-%dx%s" % (maps, human(size)), "dfsio", size, LOG_REP,
                maps, None, 1, 1, None)
@@ -116,7 +132,9 @@ def workloads(a):
     writer at each replication and size, the hflush logs, the hsync logs,
     the log of a.wal_threads threads, the concurrent writers, the writer
     threads of one JVM at each replication, size and thread count, the
-    TestDFSIO jobs, the idle client."""
+    mixed JVM (a.app_mixed writer threads of the largest thread size
+    beside a log of the smallest record), the TestDFSIO jobs, the idle
+    client."""
     f = a.apps_scale
     out = [writer(size, rep, scaled(n, f)) for rep in a.app_reps
            for size, n in a.app_files]
@@ -131,6 +149,9 @@ def workloads(a):
     out += [threads(n, size, scaled(a.app_thread_files, f), rep)
             for rep in a.app_reps for size in a.app_thread_sizes
             for n in a.app_threads]
+    if a.app_mixed > 0 and a.app_thread_sizes and a.wal_records:
+        out.append(mixed(a.app_mixed, max(a.app_thread_sizes),
+                         scaled(a.app_thread_files, f), min(a.wal_records)))
     out += [dfsio(n, scaled_mib(size, f)) for n, size in a.dfsio]
     if a.idle_seconds > 0:
         out.append(idle(max(1.0, a.idle_seconds * f)))
@@ -204,7 +225,10 @@ def warmup_args(app):
         return ["-warmup-files", "2", "-warmup-size", str(app.size)]
     size = min(app.size, WARMUP_SIZE)
     files = max(2, min(32, WARMUP_BYTES // size))
-    return ["-warmup-files", str(files), "-warmup-size", str(size)]
+    out = ["-warmup-files", str(files), "-warmup-size", str(size)]
+    if app.kind == "mixed":
+        out += ["-warmup-seconds", "%g" % WARMUP_SECONDS]
+    return out
 
 
 def workload_args(app, hdfs_dir, lat_file):
@@ -221,6 +245,11 @@ def workload_args(app, hdfs_dir, lat_file):
                 "%g" % app.seconds]
     elif app.kind == "idle":
         args = ["idle", "-dir", hdfs_dir, "-rep", str(app.rep),
+                "-seconds", "%g" % app.seconds]
+    elif app.kind == "mixed":
+        args = ["mixed", "-dir", hdfs_dir, "-rep", str(app.rep),
+                "-threads", str(app.threads), "-files", str(app.files),
+                "-size", str(app.size), "-record", str(app.record),
                 "-seconds", "%g" % app.seconds]
     else:
         args = ["writer", "-dir", hdfs_dir, "-rep", str(app.rep),
@@ -278,7 +307,8 @@ def run_figures(app, results, lat):
     and all their latencies (ns): measured span (first start to last
     end, one clock for every JVM), throughput in MB/s (10^6 bytes),
     percentiles of the latencies in ms (p99.9 for logs only: a writer's
-    files are too few), records/s for logs."""
+    files are too few), records/s for logs. A mixed JVM's throughput is
+    its writers', its latencies and records its log's."""
     span_ns = max(r["end_ns"] for r in results) - \
         min(r["start_ns"] for r in results)
     measured = sum(r["measured_bytes"] for r in results)
@@ -287,14 +317,15 @@ def run_figures(app, results, lat):
         return dfsio_figures(results[0], secs, measured)
     p50, p99, p999 = latency_ms(lat)
     records = sum(r["records"] for r in results)
+    logs = app.kind in ("wal", "mixed")
     out = dict(elapsed_s=round(secs, 4),
                throughput_mb_s=round(measured / 1e6 / secs, 3)
                if secs > 0 and app.kind != "idle" else None,
                p50_ms=round3(p50), p99_ms=round3(p99),
-               p999_ms=round3(p999) if app.kind == "wal" else None,
-               records=records if app.kind == "wal" else None,
+               p999_ms=round3(p999) if logs else None,
+               records=records if logs else None,
                records_per_s=round(records / secs, 1)
-               if app.kind == "wal" and secs > 0 else None,
+               if logs and secs > 0 else None,
                files=sum(r["measured_files"] for r in results),
                measured_bytes=measured, samples=len(lat))
     return out

@@ -195,6 +195,11 @@ def add_app_options(ap):
     g.add_argument("--app-thread-sizes", metavar="SIZE,...",
                    type=parse_list(parse_size),
                    help="their file sizes (default 16M,128M; --tiny 16M)")
+    g.add_argument("--app-mixed", metavar="N", type=int,
+                   help="writer threads beside one hflush log in the mixed "
+                   "JVM (mixed-NxSIZE-RECORD-r3: the largest of "
+                   "--app-thread-sizes, the smallest of --wal-records; "
+                   "default 8; --tiny 2; 0: none)")
     g.add_argument("--app-thread-files", metavar="F", type=int,
                    help="files each of their threads writes (default 2; "
                    "--tiny 1)")
@@ -374,7 +379,7 @@ def check_app_args(ap, a):
                             "app_writers", "app_writer_size",
                             "app_writer_files", "apps_profile", "dfsio",
                             "idle_seconds", "app_threads", "app_thread_sizes",
-                            "app_thread_files")
+                            "app_thread_files", "app_mixed")
                 if o in a.given] + (["apps_scale"] if a.apps_scale != 1.0
                                     else [])
     if not a.apps:
@@ -396,7 +401,7 @@ def check_app_args(ap, a):
                                      a.app_thread_files]) < 1
             or min(a.wal_records + a.app_thread_sizes
                    + [a.app_writer_size]) < 1
-            or a.wal_threads < 0 or a.idle_seconds < 0):
+            or a.wal_threads < 0 or a.idle_seconds < 0 or a.app_mixed < 0):
         ap.error("--apps: counts, sizes and seconds must be positive")
     try:
         a.apps_list = apps.select(apps.workloads(a), a.apps_only)

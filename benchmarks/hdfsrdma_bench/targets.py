@@ -37,6 +37,9 @@ APP_LOG_LATENCY_TARGET = 0.70
 APP_LOG_RATE_TARGET = 1.4
 APP_WRITER_TARGET = {1 * MiB: 1.0, 16 * MiB: 1.3, 128 * MiB: 1.3}
 APP_WRITER_P99_TARGET = 1.0
+# The log of a mixed JVM (writer threads beside it): its p99 latency per
+# record at most APP_MIXED_LOG_P99_TARGET of stock's.
+APP_MIXED_LOG_P99_TARGET = 0.8
 # TestDFSIO write (dfsio workloads): the throughput TestDFSIO reports at
 # least APP_DFSIO_TARGET of stock's.
 APP_DFSIO_TARGET = 1.3
@@ -208,6 +211,9 @@ def app_targets(comparisons, stock_skipped=False):
             "ucx_stock_throughput_mb_s")
     add("long-lived writer: per-file create-to-close p99, UCX/stock",
         APP_WRITER_P99_TARGET, "<=", writers, "ucx_stock_p99_ms")
+    add("log beside writer threads in one JVM: latency per record p99, "
+        "UCX/stock", APP_MIXED_LOG_P99_TARGET, "<=",
+        [r for r in comparisons if r["kind"] == "mixed"], "ucx_stock_p99_ms")
     add("TestDFSIO write on YARN: throughput, UCX/stock", APP_DFSIO_TARGET,
         ">=", [r for r in comparisons if r["kind"] == "dfsio"],
         "ucx_stock_throughput_mb_s")

@@ -147,6 +147,8 @@ class AppTargets(unittest.TestCase):
                        ucx_stock_throughput_mb_s=1.5, ucx_stock_p99_ms=0.9),
             comparison("writers-2x512M-r3", "writers", 512 * MiB,
                        ucx_stock_throughput_mb_s=0.1),
+            comparison("mixed-8x128M-1K-r3", "mixed", 128 * MiB, "hflush",
+                       threads=8, ucx_stock_p99_ms=0.75),
             comparison("dfsio-4x1G", "dfsio", 1 << 30,
                        ucx_stock_throughput_mb_s=1.4),
             comparison("dfsio-16x256M", "dfsio", 256 * MiB,
@@ -158,13 +160,14 @@ class AppTargets(unittest.TestCase):
         self.assertEqual([(r["result"], r["limit"]) for r in rows], [
             ("met", 0.70), ("missed (1 of 2)", 0.70),
             ("missed (1 of 2)", 1.4), ("missed (1 of 2)", 1.3),
-            ("met", 1.0), ("missed (1 of 3)", 1.0),
+            ("met", 1.0), ("missed (1 of 3)", 1.0), ("met", 0.8),
             ("missed (1 of 2)", 1.3), ("met", 0.01),
             ("missed (1 of 1)", 0.01)])
-        self.assertEqual(rows[8]["target"],
+        self.assertEqual(rows[6]["measured"], "mixed-8x128M-1K-r3 0.75")
+        self.assertEqual(rows[9]["target"],
                          "idle DataNode: cores, UCX - stock")
-        self.assertEqual(rows[8]["measured"], "idle-r3 0.0120")
-        self.assertEqual(rows[6]["measured"], "dfsio-4x1G 1.40, "
+        self.assertEqual(rows[9]["measured"], "idle-r3 0.0120")
+        self.assertEqual(rows[7]["measured"], "dfsio-4x1G 1.40, "
                          "dfsio-16x256M 1.20")
         self.assertEqual(rows[0]["measured"], "wal-1K-r3 0.50, wal-4K-r3 "
                          "0.60")

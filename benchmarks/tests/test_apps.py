@@ -44,7 +44,8 @@ class Workloads(unittest.TestCase):
              "wal-hsync-4K-r3", "wal-hsync-64K-r3", "wal8-1K-r3",
              "writers-1x512M-r3", "writers-2x512M-r3", "writers-4x512M-r3",
              "writers-8x512M-r3"] + self.THREADS + [
-                 "dfsio-4x1G", "dfsio-16x256M", "idle-r3"])
+                 "mixed-8x128M-1K-r3", "dfsio-4x1G", "dfsio-16x256M",
+                 "idle-r3"])
         by = {x.name: x for x in a.apps_list}
         self.assertEqual((by["writer-1M-r3"].files,
                           by["writer-128M-r1"].files), (1000, 16))
@@ -108,6 +109,32 @@ class Workloads(unittest.TestCase):
         self.assertIn("4 writer thread(s) x 3 files of 16M at rep 1",
                       app_runs.human_app(t))
 
+    def test_mixed_workload(self):
+        m = {x.name: x for x in parse_args(["--apps"]).apps_list}[
+            "mixed-8x128M-1K-r3"]
+        self.assertEqual((m.kind, m.threads, m.files, m.size, m.record,
+                          m.rep, m.sync), ("mixed", 8, 2, 128 * MiB, KiB, 3,
+                                           "hflush"))
+        self.assertEqual(
+            self.names(["--app-mixed", "3", "--app-thread-sizes", "4M,32M",
+                        "--wal-records", "4K,1K", "--apps-only",
+                        "mixed-*"]), ["mixed-3x32M-1K-r3"])
+        self.assertFalse([n for n in self.names(["--app-mixed", "0"])
+                          if n.startswith("mixed-")])
+        with self.assertRaises(SystemExit):
+            parse_quietly(["--apps", "--app-mixed", "-1"])
+        with self.assertRaises(SystemExit):
+            parse_quietly(["--app-mixed", "4"])     # needs --apps
+        x = apps.mixed(4, 16 * MiB, 3, KiB)
+        self.assertEqual(apps.workload_args(x, "/b/m", "m.lat"), [
+            "mixed", "-dir", "/b/m", "-rep", "3", "-threads", "4", "-files",
+            "3", "-size", str(16 * MiB), "-record", "1024", "-seconds",
+            "%g" % apps.MIXED_MAX_SECONDS, "-warmup-files", "2",
+            "-warmup-size", str(16 * MiB), "-warmup-seconds", "2",
+            "-lat-file", "m.lat"])
+        self.assertIn("4 writer thread(s) x 3 files of 16M and a log of 1K",
+                      app_runs.human_app(x))
+
     def test_tiny_has_every_kind_and_few_files(self):
         a = parse_args(["--apps", "--tiny", "--hadoop", "2.9.2"])
         self.assertEqual({x.kind for x in a.apps_list}, set(apps.KINDS))
@@ -136,6 +163,7 @@ class Workloads(unittest.TestCase):
             [("writer-1M-r2", 10, None), ("writer-2M-r2", 1, None),
              ("wal-8K-r3", None, 1.0), ("wal-hsync-8K-r3", None, 1.0),
              ("writers-3x64M-r3", 1, None), ("threads-3x8M-r2", 2, None),
+             ("mixed-8x8M-8K-r3", 2, apps.MIXED_MAX_SECONDS),
              ("dfsio-3x10M", 3, None),
              ("dfsio-2x1M", 2, None), ("idle-r3", None, 1.0)])
 
@@ -252,6 +280,18 @@ class Figures(unittest.TestCase):
         self.assertEqual(f["throughput_mb_s"], 2.048)
         self.assertEqual((f["p50_ms"], f["p99_ms"], f["p999_ms"]),
                          (0.1, 0.1, 1.0))
+
+    def test_a_mixed_run(self):
+        # The writers' 400 MB over 4 s; the log's 2000 records meanwhile.
+        r = dict(start_ns=10 ** 9, end_ns=5 * 10 ** 9,
+                 measured_bytes=400 * 10 ** 6, measured_files=4,
+                 records=2000)
+        lat = [10 ** 6] * 1980 + [10 ** 7] * 20
+        f = apps.run_figures(apps.mixed(2, 100 * 10 ** 6, 2, KiB), [r], lat)
+        self.assertEqual((f["throughput_mb_s"], f["records_per_s"]),
+                         (100.0, 500.0))
+        self.assertEqual((f["p50_ms"], f["p99_ms"], f["p999_ms"]),
+                         (1.0, 1.0, 10.0))
 
     def test_cdf_points_keep_the_tail(self):
         lat = sorted(range(1, 100001))

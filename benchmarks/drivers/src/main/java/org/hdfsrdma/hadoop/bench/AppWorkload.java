@@ -35,7 +35,7 @@ import org.apache.hadoop.util.Tool;
  * harness runs it from a jar of this package only, nothing else of
  * hdfs-rdma on its class path.
  *
- * <p>Three modes, the first argument after Hadoop's generic options:
+ * <p>Four modes, the first argument after Hadoop's generic options:
  * <ul>
  * <li>{@code writer}: writes {@code -files} files of {@code -size} bytes
  * at replication {@code -rep}, one after the other, in writes of
@@ -48,6 +48,12 @@ import org.apache.hadoop.util.Tool;
  * calling {@code hflush} (or {@code hsync}: {@code -sync hsync}) after
  * every record, for {@code -seconds}; times each record from before its
  * {@code write} to the return of its flush.</li>
+ * <li>{@code mixed}: both at once in one JVM, as a region server flushes
+ * and compacts beside its write-ahead log: {@code -threads} writer
+ * threads as in {@code writer}, and one log of {@code -record} records
+ * flushed with {@code hflush}, appending from the writers' start until
+ * the last of them closed its last file (at most {@code -seconds}); the
+ * writers' span and bytes, the log's records and latencies.</li>
  * <li>{@code idle}: after its warm-up, which connects it to the DataNodes
  * (and starts UCX), keeps its FileSystem open without a call for
  * {@code -seconds}, as a long-lived application does between writes; the
@@ -116,19 +122,21 @@ public final class AppWorkload extends Configured implements Tool {
 
   // The writer threads' start (writer, several threads).
   private CountDownLatch gate;
-  // The logs' start and deadline (wal).
+  // The logs' start and deadline (wal, mixed).
   private CountDownLatch warmed;
   private volatile boolean failed;
   private long walDeadline;
+  // The writers of a mixed JVM are all done: its log stops.
+  private volatile boolean bulkDone;
 
   private void parse(String[] args) {
     if (args.length == 0) {
       throw new IllegalArgumentException(
-          "usage: writer|wal|idle -dir PATH ...");
+          "usage: writer|wal|mixed|idle -dir PATH ...");
     }
     mode = args[0];
     if (!mode.equals("writer") && !mode.equals("wal")
-        && !mode.equals("idle")) {
+        && !mode.equals("mixed") && !mode.equals("idle")) {
       throw new IllegalArgumentException("unknown mode " + mode);
     }
     for (Map.Entry<String, String> option
@@ -219,20 +227,42 @@ public final class AppWorkload extends Configured implements Tool {
     if (threads == 1) {
       writers.get(0).run();
     } else {
-      // Every thread waits at the gate, so that all start together.
-      gate = new CountDownLatch(1);
-      List<Thread> running = new ArrayList<Thread>();
-      for (Writer w : writers) {
-        Thread t = new Thread(w, "app-writer-" + w.id);
-        t.start();
-        running.add(t);
-      }
+      List<Thread> running = startAtGate(writers);
       gate.countDown();
       for (Thread t : running) {
         t.join();
       }
     }
-    // The span: the first create of any thread to the last close.
+    span(writers);
+    for (Writer w : writers) {
+      System.arraycopy(w.lat, 0, latencies, w.id * files, files);
+    }
+    samples = threads * files;
+    measuredFiles = (long) threads * files;
+    measuredBytes = measuredFiles * size;
+    verifyWriters(content, writers, verifyBytes);
+  }
+
+  /**
+   * Starts a thread per writer, each waiting at a new {@link #gate}, so
+   * that all start together when it opens.
+   */
+  private List<Thread> startAtGate(List<Writer> writers) {
+    gate = new CountDownLatch(1);
+    List<Thread> running = new ArrayList<Thread>();
+    for (Writer w : writers) {
+      Thread t = new Thread(w, "app-writer-" + w.id);
+      t.start();
+      running.add(t);
+    }
+    return running;
+  }
+
+  /**
+   * The writers' span, the first create of any thread to the last close;
+   * fails on a thread's error.
+   */
+  private void span(List<Writer> writers) throws IOException {
     startNanos = Long.MAX_VALUE;
     endNanos = Long.MIN_VALUE;
     for (Writer w : writers) {
@@ -241,20 +271,22 @@ public final class AppWorkload extends Configured implements Tool {
       }
       startNanos = Math.min(startNanos, w.first);
       endNanos = Math.max(endNanos, w.last);
-      System.arraycopy(w.lat, 0, latencies, w.id * files, files);
     }
-    samples = threads * files;
-    measuredFiles = (long) threads * files;
-    measuredBytes = measuredFiles * size;
-    // Every file's length and replication; per thread, whole files read
-    // back (the first, the last and evenly between) up to its share of
-    // -verify-bytes, or the head and tail of its last file where one file
-    // is more than its share.
+  }
+
+  /**
+   * Every file's length and replication; per thread, whole files read
+   * back (the first, the last and evenly between) up to its share of
+   * {@code budget} bytes, or the head and tail of its last file where one
+   * file is more than its share.
+   */
+  private void verifyWriters(AppContent content, List<Writer> writers,
+      long budget) throws IOException {
     for (int i = 0; i < warmupFiles; i++) {
       check(new Path(dir, "warmup-" + i), warmupSize);
     }
     byte[] buf = new byte[READ_CHUNK];
-    long share = Math.max(READ_CHUNK, verifyBytes / threads);
+    long share = Math.max(READ_CHUNK, budget / threads);
     for (Writer w : writers) {
       for (int i = 0; i < files; i++) {
         check(w.paths[i], size);
@@ -403,7 +435,7 @@ public final class AppWorkload extends Configured implements Tool {
         long end = deadline();
         first = System.nanoTime();
         long t0 = first;
-        while (t0 < end) {
+        while (t0 < end && !bulkDone) {
           if (count == lat.length) {
             capped = true;
             break;
@@ -478,16 +510,68 @@ public final class AppWorkload extends Configured implements Tool {
       System.arraycopy(log.lat, 0, latencies, at, log.count);
       at += log.count;
     }
-    // Each log's length and replication; its head and tail read back.
-    byte[] buf = new byte[READ_CHUNK];
     long share = Math.max(record, verifyBytes / threads);
     for (Log log : logs) {
-      check(log.path, log.written);
-      long head = Math.min(log.written, share / 2);
-      compare(content, log.path, log.shift, 0, head, buf);
-      long tail = Math.min(log.written - head, share - head);
-      compare(content, log.path, log.shift, log.written - tail, tail, buf);
+      verifyLog(content, log, share);
     }
+  }
+
+  /** A log's length and replication; its head and tail read back. */
+  private void verifyLog(AppContent content, Log log, long share)
+      throws IOException {
+    byte[] buf = new byte[READ_CHUNK];
+    check(log.path, log.written);
+    long head = Math.min(log.written, share / 2);
+    compare(content, log.path, log.shift, 0, head, buf);
+    long tail = Math.min(log.written - head, share - head);
+    compare(content, log.path, log.shift, log.written - tail, tail, buf);
+  }
+
+  // -- mixed ----------------------------------------------------------------
+
+  private void mixed() throws Exception {
+    AppContent content = new AppContent(Math.max(Math.max(writeSize,
+        record), READ_CHUNK));
+    for (int i = 0; i < warmupFiles; i++) {
+      writeFile(content, new Path(dir, "warmup-" + i), -1 - i, warmupSize);
+    }
+    List<Writer> writers = new ArrayList<Writer>();
+    for (int t = 0; t < threads; t++) {
+      writers.add(new Writer(t, content));
+    }
+    // The log's id follows the writers' files', so no content repeats.
+    long slots = Math.min((long) (seconds * MAX_RATE) + 1000, MAX_SLOTS);
+    Log log = new Log(threads * files, content, slots);
+    log.open();
+    warmed = new CountDownLatch(1);
+    awaitGo();
+    List<Thread> running = startAtGate(writers);
+    Thread logThread = new Thread(log, "app-log");
+    // The log warms up (its -warmup-seconds) while the writers wait.
+    logThread.start();
+    warmed.await();
+    gate.countDown();
+    for (Thread t : running) {
+      t.join();
+    }
+    bulkDone = true;
+    logThread.join();
+    span(writers);
+    if (log.error != null) {
+      throw new IOException("the log failed", log.error);
+    }
+    if (log.capped || log.last < endNanos) {
+      throw new IOException("the log stopped before the writers' end: "
+          + "raise -seconds (" + seconds + ")");
+    }
+    measuredFiles = (long) threads * files;
+    measuredBytes = measuredFiles * size;
+    records = log.count;
+    samples = log.count;
+    latencies = log.lat;
+    // The log and the writers share the verification's bytes.
+    verifyLog(content, log, Math.max(record, verifyBytes / 4));
+    verifyWriters(content, writers, verifyBytes - verifyBytes / 4);
   }
 
   // -- idle -----------------------------------------------------------------
@@ -608,6 +692,8 @@ public final class AppWorkload extends Configured implements Tool {
       writer();
     } else if (mode.equals("wal")) {
       wal();
+    } else if (mode.equals("mixed")) {
+      mixed();
     } else {
       idle();
     }
