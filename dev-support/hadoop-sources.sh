@@ -131,16 +131,35 @@ classes_in_jar() {
     | sed 's/\.class$//' | sort
 }
 
-# javap -p -s, one line per member with its descriptor, less what javac
-# versions synthesise differently: $values(), lambda$ and access$ methods;
-# for anonymous classes the "final" modifier and the generic signature of
-# the constructor (the descriptor is kept).
+# Runs javap ARGS... and writes its output to FILE, dying with that output
+# when javap fails: a JVM that cannot start prints its error on standard
+# output, which would otherwise be compared as if it were a class.
+javap_to() {
+  local file="$1"
+  shift
+  javap "$@" > "$file" 2>&1 \
+    || { cat "$file" >&2; die "javap $* failed (above)"; }
+}
+
+# javap -p -s of the CLASSES (a/b/C) in DIR, one line per member with its
+# descriptor, each prefixed by its class, less what javac versions
+# synthesise differently: $values(), lambda$ and access$ methods; for
+# anonymous classes the "final" modifier and the generic signature of the
+# constructor (the descriptor is kept). Written to FILE, sorted.
 members() {
-  local anonymous=0
-  [[ "$2" =~ \$[0-9]+$ ]] && anonymous=1
-  javap -p -s -cp "$1" "$2" | awk -v anonymous="$anonymous" '
-    function flush() { if (held != "" && !skip) print held; held = "" }
-    /^ *descriptor:/ { if (held != "" && !skip) print held " " $0
+  local file="$1" dir="$2"
+  shift 2
+  javap_to "$file.javap" -p -s -cp "$dir" "$@"
+  awk '
+    function flush() { if (held != "" && !skip) print cls ": " held
+                       held = "" }
+    /^Compiled from / { flush(); next }
+    /^[^ }]/ && match($0, /(class|interface) [^ <{]+/) {
+      flush()
+      cls = substr($0, RSTART, RLENGTH); sub(/^[a-z]+ /, "", cls)
+      anonymous = (cls ~ /\$[0-9]+$/)
+    }
+    /^ *descriptor:/ { if (held != "" && !skip) print cls ": " held " " $0
                        held = ""; next }
     {
       flush(); held = $0
@@ -150,7 +169,7 @@ members() {
         if (held ~ /\$[0-9]+\(/) held = "  <init>"
       }
     }
-    END { flush() }' | sort
+    END { flush() }' "$file.javap" | sort > "$file"
 }
 
 build() {
@@ -166,31 +185,37 @@ build() {
 }
 
 # Proves the $hadoop_source_version sources unpacked in $3/pristine are the
-# $hadoop_version sources (see the top of this file).
+# $hadoop_version sources (see the top of this file). javap runs once per
+# file and side, never per class.
 prove() {
   local jars="$1" classpath_file="$2" out="$3"
   local pristine="$out/pristine" compiled="$out/pristine-classes"
   local v1="$out/$hadoop_source_version" v2="$out/$hadoop_version"
-  local artifact path sources=() failures=0
-  mkdir -p "$compiled" "$v1" "$v2"
+  local javap_out="$out/javap" artifact path sources=() failures=0
+  mkdir -p "$compiled" "$v1" "$v2" "$javap_out"
   while read -r artifact path; do
     sources+=("$pristine/$path")
     local jar1="$jars/$artifact-$hadoop_source_version.jar"
     local jar2="$jars/$artifact-$hadoop_version.jar"
     [ -f "$jar1" ] && [ -f "$jar2" ] || die "missing $jar1 or $jar2"
-    local cls
+    local cls classes=() name
     for cls in $(classes_in_jar "$jar2" "$path"); do
       unzip -q -o "$jar1" "$cls.class" -d "$v1" 2>/dev/null \
         || { echo "  $cls: absent from $hadoop_source_version" >&2;
              failures=$((failures + 1)); continue; }
       unzip -q -o "$jar2" "$cls.class" -d "$v2"
-      if ! cmp -s <(javap -c -p -cp "$v1" "$cls") \
-                  <(javap -c -p -cp "$v2" "$cls"); then
-        echo "  $cls: $hadoop_source_version and $hadoop_version" \
-          "class files differ" >&2
-        failures=$((failures + 1))
-      fi
+      classes+=("$cls")
     done
+    [ "${#classes[@]}" -gt 0 ] || continue
+    name="$javap_out/$(basename "${path%.java}")"
+    javap_to "$name.c1" -c -p -cp "$v1" "${classes[@]}"
+    javap_to "$name.c2" -c -p -cp "$v2" "${classes[@]}"
+    if ! cmp -s "$name.c1" "$name.c2"; then
+      echo "  $path: $hadoop_source_version and $hadoop_version class" \
+        "files differ:" >&2
+      diff "$name.c1" "$name.c2" | head -20 >&2 || true
+      failures=$((failures + 1))
+    fi
   done < <(list_files)
 
   javac --release 8 -nowarn -encoding UTF-8 -d "$compiled" \
@@ -199,7 +224,7 @@ prove() {
       "sources do not compile against $hadoop_version"; }
   while read -r artifact path; do
     local jar2="$jars/$artifact-$hadoop_version.jar" base="${path%.java}"
-    local ours theirs
+    local ours theirs name
     ours="$(cd "$compiled" && find . -path "./${base}.class" -o \
       -path "./${base}\$*.class" | sed 's|^\./||;s/\.class$//' | sort)"
     theirs="$(classes_in_jar "$jar2" "$path")"
@@ -208,15 +233,17 @@ prove() {
       failures=$((failures + 1))
       continue
     fi
-    local cls
-    for cls in $theirs; do
-      if ! cmp -s <(members "$compiled" "$cls") <(members "$v2" "$cls"); then
-        echo "  $cls: the $hadoop_source_version source declares other" \
-          "members than $hadoop_version's class" >&2
-        diff <(members "$compiled" "$cls") <(members "$v2" "$cls") >&2 || true
-        failures=$((failures + 1))
-      fi
-    done
+    name="$javap_out/$(basename "$base")"
+    # shellcheck disable=SC2086 # class names have no spaces
+    members "$name.ours" "$compiled" $theirs
+    # shellcheck disable=SC2086
+    members "$name.theirs" "$v2" $theirs
+    if ! cmp -s "$name.ours" "$name.theirs"; then
+      echo "  $path: the $hadoop_source_version source declares other" \
+        "members than $hadoop_version's classes:" >&2
+      diff "$name.ours" "$name.theirs" >&2 || true
+      failures=$((failures + 1))
+    fi
   done < <(list_files)
   [ "$failures" -eq 0 ] || die "$failures check(s) failed: the" \
     "$hadoop_source_version sources are not the $hadoop_version sources"
