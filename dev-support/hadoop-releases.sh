@@ -46,7 +46,6 @@ set -euo pipefail
 
 top="$(cd "$(dirname "$0")/.." && pwd)"
 module="$top/hadoop-hdfs-rdma"
-files="$top/patches/hadoop-files.txt"
 work="$module/target/releases"
 
 die() {
@@ -203,7 +202,7 @@ check_shaded() {
     for cls in $(classes_in_dir "$compiled" "$path"); do
       dataNode="$dataNode$cls.class "
     done
-  done < <(grep -v '^\s*#' "$files" | grep -v '^\s*$')
+  done < <(bash "$top/dev-support/hadoop-sources.sh" files "$release")
   while read -r cls; do
     case "$dataNode" in *" $cls "*) continue ;; esac
     cmp -s "$compiled/$cls" "$relocated/$cls" || die "$release: $cls" \
@@ -240,7 +239,7 @@ record_release() {
       members[$group]="${members[$group]:-} $cls"
       grouped="$grouped$cls "
     done
-  done < <(grep -v '^\s*#' "$files" | grep -v '^\s*$')
+  done < <(bash "$top/dev-support/hadoop-sources.sh" files "$release")
   for group in client datanode; do
     echo "$release.$group.classes=${members[$group]# }"
   done

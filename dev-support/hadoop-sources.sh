@@ -37,6 +37,10 @@
 #       series it writes into OVERLAY only the patches that differ from
 #       BASE's in more than line numbers.
 #
+#   hadoop-sources.sh files RELEASE
+#       Prints the "artifact path" lines of patches/hadoop-files.txt that
+#       RELEASE's series replaces.
+#
 #   hadoop-sources.sh stats [--check|--update]
 #       The lines each patch adds and removes, per series, as the table
 #       patches/README.md carries between its "patch-stats" markers;
@@ -90,9 +94,15 @@ series_patches() {
   done
 }
 
-# "artifact path" lines of the file list.
+# "artifact path" lines of the file list that the release's series
+# replaces: a line with a third column is for the series it names
+# (comma-separated), every other line for all.
 list_files() {
-  grep -v '^\s*#' "$files" | grep -v '^\s*$'
+  grep -v '^\s*#' "$files" | grep -v '^\s*$' \
+    | awk -v s="$(basename "$series")" '
+      NF < 3 { print $1, $2; next }
+      { n = split($3, for_series, ",")
+        for (i = 1; i <= n; i++) if (for_series[i] == s) print $1, $2 }'
 }
 
 # The paths a patch touches (both sides of each "diff --git" line).
@@ -343,12 +353,25 @@ patch_size() {
           print (s ? s : "0") }'
 }
 
+# The series directory whose file list NAME's patches are checked against:
+# NAME's own, or for an overlay the series it is laid over
+# (patches/releases.txt, "BASE+OVERLAY").
+base_series() {
+  local base
+  base="$(awk -v d="$1" '!/^[[:space:]]*#/ && NF {
+      n = split($3, s, "+")
+      for (i = 2; i <= n; i++) if (s[i] == d) { print s[1]; exit } }' \
+    "$top/patches/releases.txt")"
+  echo "$top/patches/${base:-$1}"
+}
+
 # The generated table of patches/README.md: every series and overlay.
 stats_table() {
-  local dir patch
+  local dir patch series
   echo "| series | patch | file | lines |"
   echo "|---|---|---|---|"
   for dir in "$top"/patches/hadoop-*/; do
+    series="$(base_series "$(basename "$dir")")"
     for patch in "$dir"[0-9]*.patch; do
       [ -e "$patch" ] || continue
       check_patch_paths "$patch"
@@ -392,5 +415,7 @@ case "${1:-}" in
          build "$@" ;;
   edit) shift; edit "$@" ;;
   export) export_patches ;;
-  *) die "usage: hadoop-sources.sh build|edit|export|stats" ;;
+  files) shift; [ $# -eq 1 ] || die "usage: files RELEASE"
+         use_release "$1"; list_files ;;
+  *) die "usage: hadoop-sources.sh build|edit|export|files|stats" ;;
 esac

@@ -21,7 +21,7 @@ if [ $# -eq 0 ]; then
   cp -r "$here/hadoop-hdfs-rdma/target/classes/." "$ours/"
   rm -rf "$ours/hdfs-rdma-patched"   # the agent's copies of Apache's classes
   grep -v '^\s*#' "$here/patches/hadoop-files.txt" | grep -v '^\s*$' \
-    | while read -r _ path; do
+    | while read -r _ path _; do
       base="$ours/${path%.java}"
       rm -f "$base.class" "$base"\$*.class
     done
