@@ -467,6 +467,40 @@ final class ProcessCluster implements Closeable {
     return out;
   }
 
+  /**
+   * Fails when a JVM of the cluster wrote a crash report, with what each
+   * report says of the crash (its header, the crashing thread's frames):
+   * the cluster's directory, and the reports with it, are gone by the time
+   * anybody reads a CI log.
+   */
+  void assertNoCrash() throws IOException {
+    List<File> reports = crashReports();
+    if (reports.isEmpty()) {
+      return;
+    }
+    StringBuilder why = new StringBuilder("JVM crash reports: " + reports);
+    for (File f : reports) {
+      why.append("\n==== ").append(f.getName());
+      int kept = 0;
+      boolean frames = false;
+      for (String line : Files.readAllLines(f.toPath(),
+          StandardCharsets.ISO_8859_1)) {
+        if (line.startsWith("Native frames:")
+            || line.startsWith("Java frames:")) {
+          frames = true;
+          kept = 0;
+        } else if (line.isEmpty()) {
+          frames = false;
+        }
+        if ((line.startsWith("#") || frames) && kept++ < 40) {
+          why.append('\n').append(line);
+        }
+      }
+    }
+    LOG.error(why.toString());
+    throw new AssertionError(why.toString());
+  }
+
   /** A daemon's log so far. */
   String log(String name) throws IOException {
     return new String(Files.readAllBytes(new File(work, name + ".log")

@@ -182,8 +182,7 @@ public class TestClientLanesAcrossProcesses {
             lanes.lane(i).messagesSent() > sent[i]);
       }
       assertEquals("lanes made", LANES, lanes.made());
-      assertTrue("crash reports: " + cluster.crashReports(),
-          cluster.crashReports().isEmpty());
+      cluster.assertNoCrash();
     } finally {
       try {
         if (fs != null) {

@@ -100,8 +100,7 @@ public class TestConcurrentWriterProcesses {
         assertArrayEquals(data.get(w), DFSTestUtil.readFileBuffer(fs,
             new Path("/w" + w)));
       }
-      assertTrue("crash reports: " + cluster.crashReports(),
-          cluster.crashReports().isEmpty());
+      cluster.assertNoCrash();
     } finally {
       if (fs != null) {
         fs.close();

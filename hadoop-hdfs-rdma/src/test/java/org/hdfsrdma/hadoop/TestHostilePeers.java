@@ -107,8 +107,7 @@ public class TestHostilePeers {
   @After
   public void dataNodeLivesAndWritesOverUcx() throws Exception {
     assertTrue("DataNode JVM died", dn.process.isAlive());
-    assertEquals("JVM crash reports", new ArrayList<File>(),
-        cluster.crashReports());
+    cluster.assertNoCrash();
     int size = 3 * 1024 * 1024 + 17;
     byte[] data = new byte[size];
     random.nextBytes(data);

@@ -6,14 +6,12 @@ import static org.junit.Assert.fail;
 import static org.junit.Assume.assumeTrue;
 
 import java.io.ByteArrayOutputStream;
-import java.io.File;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -387,8 +385,7 @@ public class TestKillMatrix {
             + (c.victim == 0 ? "" : " although only a DataNode failed")
             + "\n" + tail(name));
       }
-      assertEquals("JVM crash reports", Collections.<File>emptyList(),
-          cluster.crashReports());
+      cluster.assertNoCrash();
       if (writerOutcome.equals("closed")) {
         checked = checkPrefix(path, data, LENGTH, true);
       } else {

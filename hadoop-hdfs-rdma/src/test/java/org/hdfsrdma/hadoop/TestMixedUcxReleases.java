@@ -108,8 +108,7 @@ public class TestMixedUcxReleases {
           + " UCX", before + 3L * SIZE, fetched());
       assertArrayEquals(second, DFSTestUtil.readFileBuffer(fs,
           new Path("/same")));
-      assertTrue("JVMs that died: " + cluster.crashReports(),
-          cluster.crashReports().isEmpty());
+      cluster.assertNoCrash();
     } finally {
       fs.close();
     }

@@ -6,11 +6,9 @@ import static org.junit.Assert.assertNotEquals;
 import static org.junit.Assert.assertTrue;
 import static org.junit.Assume.assumeTrue;
 
-import java.io.File;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -325,8 +323,7 @@ public class TestReadKillMatrix {
       long rest = LENGTH - BLOCK;
       assertTrue("bytes over UCX after the fault: " + ucxAfter + " < "
           + rest, ucxAfter >= rest);
-      assertEquals("JVM crash reports", Collections.<File>emptyList(),
-          cluster.crashReports());
+      cluster.assertNoCrash();
       othersServed(servedBefore, victimIndex, rest);
       String restored;
       if (killed) {

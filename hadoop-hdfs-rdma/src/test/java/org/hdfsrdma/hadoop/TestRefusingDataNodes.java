@@ -90,8 +90,7 @@ public class TestRefusingDataNodes {
       }
       assertEquals("nothing fetched over UCX", 0, fetched);
       assertTrue("DataNodes that asked for TCP: " + fellBack, fellBack >= 1);
-      assertTrue("JVMs that died: " + cluster.crashReports(),
-          cluster.crashReports().isEmpty());
+      cluster.assertNoCrash();
     } finally {
       UcxRuntime.shutdown();
     }
