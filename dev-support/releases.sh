@@ -48,7 +48,7 @@ case "${1:-}" in
     [ $# -eq 2 ] || die "usage: reads RELEASE"
     series="$(row "$2" | awk '{ print $3 }')"
     for s in ${series//+/ }; do
-      if grep -qs '^+++ .*/BlockReaderRemote\.java' \
+      if grep -qsE '^\+\+\+ .*/BlockReaderRemote2?\.java' \
           "$(dirname "$file")/$s"/[0-9]*.patch; then
         exit 0
       fi

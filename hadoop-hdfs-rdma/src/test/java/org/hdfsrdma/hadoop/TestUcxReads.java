@@ -68,10 +68,20 @@ public class TestUcxReads {
     reader = FileSystem.newInstance(writer.getUri(), readConf);
   }
 
-  /** Whether BlockReaderRemote carries the hook (its channel replaceable). */
+  /**
+   * Whether the release's default block reader carries the hook (its
+   * channel replaceable): BlockReaderRemote2 on Hadoop 2, BlockReaderRemote
+   * on Hadoop 3, which has no BlockReaderRemote2.
+   */
   static boolean readHooked() throws Exception {
-    Class<?> c = Class.forName(
-        "org.apache.hadoop.hdfs.client.impl.BlockReaderRemote");
+    Class<?> c;
+    try {
+      c = Class.forName(
+          "org.apache.hadoop.hdfs.client.impl.BlockReaderRemote2");
+    } catch (ClassNotFoundException hadoop3) {
+      c = Class.forName(
+          "org.apache.hadoop.hdfs.client.impl.BlockReaderRemote");
+    }
     return !Modifier.isFinal(c.getDeclaredField("in").getModifiers());
   }
 

@@ -27,8 +27,8 @@ public final class PatchState {
   /** The groups of patched classes, each replaced all or nothing. */
   public enum Group {
     /**
-     * DataStreamer, DFSPacket, DFSOutputStream, BlockReaderRemote
-     * (hadoop-hdfs-client).
+     * DataStreamer, DFSPacket, DFSOutputStream, the block readers
+     * (hadoop-hdfs-client; patches/hadoop-files.txt).
      */
     CLIENT("client", "client classes", "hadoop-hdfs-client"),
     /** BlockReceiver, DataXceiver, DataXceiverServer (hadoop-hdfs). */

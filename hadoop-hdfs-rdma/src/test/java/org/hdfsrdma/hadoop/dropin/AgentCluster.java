@@ -124,13 +124,16 @@ public final class AgentCluster implements Closeable {
   }
   /**
    * Whether the drop-in jar's classes for {@code release} read over UCX:
-   * its block reader (BlockReaderRemote) calls the read hook's layer class
-   * (UcxBlockRead) and its DataXceiver the DataNode's (UcxDataNodeRead), as
-   * the patch series of the release puts them there.
+   * its default block reader (BlockReaderRemote2 on Hadoop 2,
+   * BlockReaderRemote on 3) calls the read hook's layer class (UcxBlockRead)
+   * and its DataXceiver the DataNode's (UcxDataNodeRead), as the patch
+   * series of the release puts them there.
    */
   static boolean readHooked(String release) throws IOException {
+    String reader = release.startsWith("2.") ? "BlockReaderRemote2"
+        : "BlockReaderRemote";
     return calls(release, "org/apache/hadoop/hdfs/client/impl/"
-        + "BlockReaderRemote", "org/apache/hadoop/hdfs/client/impl/"
+        + reader, "org/apache/hadoop/hdfs/client/impl/"
         + "UcxBlockRead") && calls(release, "org/apache/hadoop/hdfs/server/"
         + "datanode/DataXceiver", "org/apache/hadoop/hdfs/server/datanode/"
         + "UcxDataNodeRead");

@@ -513,8 +513,8 @@ abstract class StockPySpark {
    * fallen back, and the JVMs must have taken at least twice the files'
    * bytes over UCX (the job reads its input twice): every byte came over
    * UCX; and the DataNodes must end holding no read buffer. On a cluster
-   * without the hook (a Hadoop 2 one), every offer is served stock and no
-   * byte comes over UCX.
+   * without the hook, every offer is served stock and no byte comes over
+   * UCX.
    */
   static void readAndCheck(AgentCluster hdfs, PySpark spark, String name,
       String master, int executors, long wrote) throws Exception {

@@ -105,11 +105,12 @@ public class TestDropinJar {
         }
       }
       List<String> patched = classes(groups, "2.9.2");
-      // 12 client classes (DataStreamer and its nested classes, DFSPacket,
-      // DFSOutputStream, BlockReaderRemote) and 9 DataNode classes
+      // 17 client classes (DataStreamer and its nested classes, DFSPacket,
+      // DFSOutputStream, BlockReaderRemote, BlockReaderRemote2,
+      // BlockReaderFactory and its nested classes) and 9 DataNode classes
       // (BlockReceiver, DataXceiver, DataXceiverServer and their nested
       // classes).
-      assertEquals(21, patched.size());
+      assertEquals(26, patched.size());
       for (String c : patched) {
         // This JVM's class path holds Apache's 2.9.2 jars.
         URL original = ClassLoader.getSystemResource(c + ".class");
