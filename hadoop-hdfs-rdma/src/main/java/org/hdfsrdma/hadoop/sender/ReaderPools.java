@@ -12,6 +12,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 
 import org.hdfsrdma.ucx.Closeables;
 import org.hdfsrdma.ucx.RegisteredBufferPool;
@@ -31,8 +32,13 @@ import org.hdfsrdma.ucx.UcxContext;
  * ({@link ReadReservation#finish}: the reader's final credit or its cancel);
  * a read that ends any other way {@linkplain ReadReservation#retire retires}
  * the pool: it serves no further read and is deregistered (its remote key
- * revoked) once its last read ends. Pools left idle are closed by
- * {@link #sweep}; at most {@code maxReaders} exist at once.
+ * revoked) {@link #RETIRED_GRACE_NANOS} after its last read ends, by
+ * {@link #sweep}. The grace is for gets the reader sent before the read
+ * ended: where UCX emulates gets (its tcp transport) this JVM's worker
+ * answers each by copying from the memory, and a get it answers after the
+ * memory is gone kills the JVM. Pools left idle are closed by
+ * {@link #sweep}; at most {@code maxReaders} exist at once, and as many
+ * retired ones.
  *
  * <p>Everything here runs once per read, under this object's lock; nothing
  * per packet.
@@ -53,6 +59,14 @@ public final class ReaderPools implements Closeable {
     CLOSED
   }
 
+  /**
+   * How long a retired pool stays registered after its last read: enough
+   * for this JVM's worker to answer or drop the gets a reader sent before
+   * it went away (a stopped DataNode answers them as soon as it runs
+   * again, long before this).
+   */
+  public static final long RETIRED_GRACE_NANOS = TimeUnit.SECONDS.toNanos(10);
+
   /** Buffers registered at a time in a reader's pool, at most. */
   static final int SLAB_BUFFERS = 4;
 
@@ -70,6 +84,8 @@ public final class ReaderPools implements Closeable {
    * read still uses (a reader in this JVM may still read them).
    */
   private final Set<RegisteredBufferPool> open = new HashSet<>();
+  /** Retired pools no read uses, each with when it may be closed. */
+  private final Map<RegisteredBufferPool, Long> retiring = new HashMap<>();
   private final Map<String, Integer> heldByUser = new HashMap<>();
   private int held;
   private boolean closed;
@@ -128,7 +144,8 @@ public final class ReaderPools implements Closeable {
     String key = key(user, workerAddress);
     ReaderPool pool = pools.get(key);
     if (pool == null) {
-      if (pools.size() >= maxReaders && !evictIdle()) {
+      if (retiring.size() >= maxReaders
+          || pools.size() >= maxReaders && !evictIdle()) {
         return declined(Decline.READERS);
       }
       pool = new ReaderPool(key, user, new RegisteredBufferPool(context,
@@ -166,10 +183,20 @@ public final class ReaderPools implements Closeable {
 
   /**
    * Closes the pools idle (no read) for {@code idleNanos} at
-   * {@code nowNanos}; how many.
+   * {@code nowNanos}, and the retired ones past their grace; how many.
    */
   public synchronized int sweep(long nowNanos, long idleNanos) {
     int n = 0;
+    for (Iterator<Map.Entry<RegisteredBufferPool, Long>> it =
+        retiring.entrySet().iterator(); it.hasNext();) {
+      Map.Entry<RegisteredBufferPool, Long> e = it.next();
+      if (nowNanos - e.getValue() >= 0) {
+        it.remove();
+        open.remove(e.getKey());
+        e.getKey().close();
+        n++;
+      }
+    }
     for (Iterator<ReaderPool> it = pools.values().iterator(); it.hasNext();) {
       ReaderPool p = it.next();
       if (p.reservations == 0 && nowNanos - p.lastUsedNanos >= idleNanos) {
@@ -219,6 +246,11 @@ public final class ReaderPools implements Closeable {
     return poolsMade;
   }
 
+  /** Retired pools waiting for their grace to end. */
+  public synchronized int retiring() {
+    return retiring.size();
+  }
+
   /** Reader pools retired so far (a read that did not end as agreed). */
   public synchronized long poolsRetired() {
     return poolsRetired;
@@ -240,7 +272,9 @@ public final class ReaderPools implements Closeable {
         p.retired = true;
         all.add(p.buffers);
       }
+      all.addAll(retiring.keySet());
       pools.clear();
+      retiring.clear();
       open.clear();
     }
     Closeables.closeAll(all);
@@ -297,7 +331,11 @@ public final class ReaderPools implements Closeable {
       poolsRetired++;
     }
     if (pool.retired && pool.reservations == 0) {
-      closePool(pool);
+      if (closed) {
+        closePool(pool); // no sweep comes any more
+      } else {
+        retiring.put(pool.buffers, pool.lastUsedNanos + RETIRED_GRACE_NANOS);
+      }
     }
   }
 

@@ -25,7 +25,8 @@ import org.junit.Test;
  * passed through; a read's window is taken whole or declined, within the
  * user's and the DataNode's caps; a read that ends as agreed gives its
  * buffers back to its reader, one that does not retires the pool
- * (deregistered once its last read ends, never handed out again); idle
+ * (deregistered a grace after its last read ends, never handed out
+ * again; as many retiring as readers at most); idle
  * pools are closed, and at most so many exist.
  */
 public class TestReaderPools {
@@ -143,20 +144,48 @@ public class TestReaderPools {
         third.buffers());
     assertEquals(1, pools.poolsRetired());
     second.finish();
+    // Registered for its grace, for gets the reader sent before; then
+    // closed by the sweep.
+    assertEquals(1, pools.retiring());
+    long ended = System.nanoTime();
+    assertEquals(0, pools.sweep(ended, Long.MAX_VALUE));
+    assertEquals(1, pools.sweep(ended + ReaderPools.RETIRED_GRACE_NANOS,
+        Long.MAX_VALUE));
+    assertEquals(0, pools.retiring());
     try {
       retired.tryAcquire();
-      fail("the retired pool is closed once its last read ended");
+      fail("the retired pool is closed once its grace ended");
     } catch (IllegalStateException expected) {
     }
     // close() of a reservation that did not end retires it.
     RegisteredBufferPool thirdPool = third.buffers();
     third.close();
     assertEquals(2, pools.poolsRetired());
+    assertEquals(1, pools.retiring());
+    // Closing the pools closes the retiring ones too.
+    pools.close();
+    assertEquals(0, pools.retiring());
     try {
       thirdPool.tryAcquire();
-      fail("closed with its only read");
+      fail("closed with the pools");
     } catch (IllegalStateException expected) {
     }
+    assertEquals(0, pools.held());
+  }
+
+  @Test(timeout = 60_000)
+  public void testRetiringPoolsAreBounded() {
+    pools = new ReaderPools(context, BUFFER, 4, 64, 2);
+    pools.reserve("alice", WORKER_A, 2).retire();
+    pools.reserve("bob", WORKER_A, 2).retire();
+    assertEquals(2, pools.retiring());
+    assertSame("as many retired pools as readers wait for their grace",
+        Decline.READERS, pools.reserve("carol", WORKER_A, 2).declined());
+    assertEquals(2, pools.sweep(System.nanoTime()
+        + ReaderPools.RETIRED_GRACE_NANOS, Long.MAX_VALUE));
+    ReadReservation c = pools.reserve("carol", WORKER_A, 2);
+    assertNull(c.declined());
+    c.finish();
     assertEquals(0, pools.held());
   }
 
