@@ -7,6 +7,8 @@ import java.nio.ByteBuffer;
 import java.util.zip.CRC32;
 import java.util.zip.Checksum;
 
+import org.apache.hadoop.util.PureJavaCrc32C;
+
 /**
  * Checks the stock packets of a read buffer that a get brought into this
  * JVM against their chunk checksums, before the buffer is credited
@@ -19,9 +21,11 @@ import java.util.zip.Checksum;
  *
  * <p>Release-neutral: the checksum comes as Hadoop's type id, chunk and
  * checksum size. CRC32 and CRC32C (Java 9 and later) are checked with the
- * JDK's intrinsics; on Java 8 a CRC32C buffer is checked for its packets'
- * bounds only. One reader thread; nothing is allocated unless a check
- * fails.
+ * JDK's intrinsics; on Java 8, which has no CRC32C, with Hadoop's own
+ * {@code PureJavaCrc32C} (every release has it), the chunk copied to the
+ * heap in pieces first, slower but as strict: Hadoop 2 clusters often run
+ * Java 8, and CRC32C is HDFS's default. One reader thread; nothing is
+ * allocated unless a check fails.
  */
 final class PacketVerifier {
 
@@ -36,47 +40,74 @@ final class PacketVerifier {
   /** {@code Checksum.update(ByteBuffer)}: Java 9 and later, else null. */
   private static final MethodHandle UPDATE_FROM_BUFFER = updateFromBuffer();
 
+  /** Heap bytes a chunk passes through on its way to Hadoop's CRC32C. */
+  private static final int PIECE_BYTES = 4096;
+
   private final CRC32 crc32;
-  /** The CRC32C to update through {@link #UPDATE_FROM_BUFFER}, or null. */
+  /** The JDK's CRC32C, updated through {@link #UPDATE_FROM_BUFFER}. */
   private final Checksum crc32c;
+  /** Hadoop's CRC32C where the JDK has none, with its piece of heap. */
+  private final Checksum pureCrc32c;
+  private final byte[] piece;
   private final int bytesPerChecksum;
   private final int checksumSize;
 
-  private PacketVerifier(CRC32 crc32, Checksum crc32c, int bytesPerChecksum,
-      int checksumSize) {
+  private PacketVerifier(CRC32 crc32, Checksum crc32c, Checksum pureCrc32c,
+      int bytesPerChecksum, int checksumSize) {
     this.crc32 = crc32;
     this.crc32c = crc32c;
+    this.pureCrc32c = pureCrc32c;
+    this.piece = pureCrc32c == null ? null : new byte[PIECE_BYTES];
     this.bytesPerChecksum = bytesPerChecksum;
     this.checksumSize = checksumSize;
   }
 
   /**
    * The verifier of a read whose checksum is of Hadoop type {@code type}
-   * with {@code checksumSize} bytes per {@code bytesPerChecksum}. A type
-   * this JVM cannot compute (CRC32C on Java 8, one Hadoop added later)
-   * gets its packets' bounds checked only.
+   * with {@code checksumSize} bytes per {@code bytesPerChecksum}. Any
+   * other type (NULL, or one Hadoop may add) gets its packets' bounds
+   * checked only.
    */
   static PacketVerifier of(int type, int bytesPerChecksum,
       int checksumSize) {
+    return of(type, bytesPerChecksum, checksumSize,
+        UPDATE_FROM_BUFFER == null ? null : newCrc32c());
+  }
+
+  /**
+   * As {@link #of(int, int, int)}, with {@code jdkCrc32c} the JDK's CRC32C,
+   * or null where it has none (Java 8): Hadoop's then.
+   */
+  static PacketVerifier of(int type, int bytesPerChecksum,
+      int checksumSize, Checksum jdkCrc32c) {
     if (bytesPerChecksum < 1 || checksumSize < 0) {
       throw new IllegalArgumentException("chunks of " + bytesPerChecksum
           + " bytes with checksums of " + checksumSize);
     }
     CRC32 crc32 = null;
     Checksum crc32c = null;
+    Checksum pureCrc32c = null;
     if (checksumSize == 4 && type == TYPE_CRC32) {
       crc32 = new CRC32();
-    } else if (checksumSize == 4 && type == TYPE_CRC32C
-        && UPDATE_FROM_BUFFER != null) {
-      crc32c = newCrc32c();
+    } else if (checksumSize == 4 && type == TYPE_CRC32C) {
+      if (jdkCrc32c != null) {
+        crc32c = jdkCrc32c;
+      } else {
+        pureCrc32c = new PureJavaCrc32C();
+      }
     }
-    return new PacketVerifier(crc32, crc32c, bytesPerChecksum,
+    return new PacketVerifier(crc32, crc32c, pureCrc32c, bytesPerChecksum,
         checksumSize);
   }
 
   /** Whether checksums are checked, not just the packets' bounds. */
   boolean checksChecksums() {
-    return crc32 != null || crc32c != null;
+    return crc32 != null || crc32c != null || pureCrc32c != null;
+  }
+
+  /** Whether CRC32C goes through Hadoop's own code (Java 8). */
+  boolean usesHadoopCrc32c() {
+    return pureCrc32c != null;
   }
 
   /**
@@ -151,6 +182,15 @@ final class PacketVerifier {
       crc32.reset();
       crc32.update(buf);
       return (int) crc32.getValue();
+    }
+    if (pureCrc32c != null) {
+      pureCrc32c.reset();
+      while (buf.hasRemaining()) {
+        int n = Math.min(piece.length, buf.remaining());
+        buf.get(piece, 0, n);
+        pureCrc32c.update(piece, 0, n);
+      }
+      return (int) pureCrc32c.getValue();
     }
     crc32c.reset();
     try {

@@ -92,6 +92,27 @@ public class TestPacketVerifier {
     assertTrue(wrong, wrong.contains("no chunking makes"));
   }
 
+  /**
+   * Where the JDK has no CRC32C (Java 8, on which Hadoop 2 clusters often
+   * run), Hadoop's own checks it as strictly; where it has one (the JVM
+   * this test runs on), the JDK's is used.
+   */
+  @Test(timeout = 60_000)
+  public void testHadoopsCrc32cWhereTheJdkHasNone() {
+    DataChecksum.Type type = DataChecksum.Type.CRC32C;
+    assertFalse(verifier(type).usesHadoopCrc32c());
+    PacketVerifier java8 = PacketVerifier.of(type.id, BYTES_PER_CHECKSUM,
+        type.size, null);
+    assertTrue(java8.usesHadoopCrc32c());
+    assertTrue(java8.checksChecksums());
+    ByteBuffer buf = packets(type);
+    assertNull(java8.verify(buf, FROM, buf.capacity()));
+    int at = buf.capacity() - 100;
+    buf.put(at, (byte) ~buf.get(at));
+    String wrong = java8.verify(buf, FROM, buf.capacity());
+    assertTrue(wrong, wrong != null && wrong.contains("failing its checksum"));
+  }
+
   /** Without checksums (Hadoop's NULL type) only the bounds are checked. */
   @Test(timeout = 60_000)
   public void testNullChecksumsCheckBoundsOnly() {
