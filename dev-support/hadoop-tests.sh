@@ -61,7 +61,8 @@ if [ "$mode" = project ]; then
     3.4.*) classes="$(property project.tests.home)" ;;
     3.*) classes="$(property project.tests.line)"
          classes="$classes,$(property project.tests.hadoop3)" ;;
-    *) classes="$(property project.tests.line)" ;;
+    *) classes="$(property project.tests.line)"
+       classes="$classes,$(property project.tests.hadoop2)" ;;
   esac
   excluded=
 fi
