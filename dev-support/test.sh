@@ -195,11 +195,24 @@ other_ucx_tests() {
 # load average was above 5 either way.
 others="$(grep -vx "$newest34" <<< "$lines")"
 newest="$(tail -1 <<< "$others")"
+# CI shows the end of this script's output only: each command that fails
+# leaves its last lines in target/test-sh-failed-LANE.txt, printed after
+# every lane's log.
 lane() { # name, then commands: runs them all, fails if one failed
-  local name="$1" status=0
+  local name="$1" status=0 part="target/test-sh-lane-$1.part"
   shift
+  rm -f "target/test-sh-failed-$name.txt"
   (
-    for command in "$@"; do $command || status=1; done
+    for command in "$@"; do
+      $command > "$part" 2>&1 || {
+        status=1
+        { echo "lane $name, '$command' failed; its last lines:"
+          tail -n 40 "$part" | sed 's/^/  /'; } \
+          >> "target/test-sh-failed-$name.txt"
+      }
+      cat "$part"
+    done
+    rm -f "$part"
     exit $status
   ) > "target/test-sh-lane-$name.log" 2>&1
 }
@@ -224,8 +237,8 @@ for name in home ucx lines; do
   wait "${!pid_var}" || failed=1
   cat "target/test-sh-lane-$name.log"
 done
-[ "$failed" = 0 ] || { echo "a Hadoop line's or the UCX leg's tests failed" \
-  >&2; exit 1; }
+[ "$failed" = 0 ] || { cat target/test-sh-failed-*.txt 2>/dev/null
+  echo "a Hadoop line's or the UCX leg's tests failed" >&2; exit 1; }
 
 phase "benchmark harness unit tests and soak"
 # The benchmark harness's unit tests (parsing, statistics, targets, the
