@@ -1,5 +1,7 @@
 package org.hdfsrdma.hadoop.agent;
 
+import org.apache.hadoop.conf.Configuration;
+import org.hdfsrdma.hadoop.conf.RdmaConf;
 import org.hdfsrdma.hadoop.protocol.SessionIds;
 import org.hdfsrdma.hadoop.protocol.WriteRequest;
 import org.hdfsrdma.ucx.DaemonThreads;
@@ -16,8 +18,11 @@ import org.hdfsrdma.ucx.UcxLibrary;
  * NameNode's first calls. It hides wall time, not CPU.
  *
  * <p>The agent starts it when Hadoop's {@code DFSClient} class loads
- * ({@link PatchTransformer}), so a JVM that never opens HDFS pays nothing,
- * and nothing of UCX is created here (no context, worker or thread of UCX's
+ * ({@link PatchTransformer}), so a JVM that never opens HDFS pays nothing;
+ * it ends at once unless the site files ask for the client's UCX
+ * path (the agent installed cluster-wide with UCX off costs a JVM only
+ * reading its two site files once more, on this thread). Nothing of UCX is
+ * created here (no context, worker or thread of UCX's
  * own: those depend on the client's configuration, and a JVM that only
  * reads needs none). Never throws.
  */
@@ -55,8 +60,17 @@ public final class WarmUp {
   }
 
   private static void run() {
+    outcome = warmUp(siteConfiguration());
+  }
+
+  /** Warms up for a client configured by {@code files}: what it did. */
+  static String warmUp(Configuration files) {
     StringBuilder did = new StringBuilder();
     try {
+      if (!RdmaConf.clientAsksForUcx(files)) {
+        return "not needed: the site files leave the client's UCX"
+            + " path off";
+      }
       String ucx = UcxLibrary.unavailableReason();
       did.append(ucx == null ? "UCX libraries loaded"
           : "UCX libraries unusable (" + ucx + ")");
@@ -69,6 +83,21 @@ public final class WarmUp {
       // needed; the warm-up only says so.
       did.append(did.length() == 0 ? "" : ", ").append("failed: ").append(e);
     }
-    outcome = did.toString();
+    return did.toString();
+  }
+
+  /**
+   * What a client JVM's site files say (core-site.xml and hdfs-site.xml, as
+   * Hadoop finds them on the class path). Hadoop's defaults files are left
+   * out: they set none of hdfs-rdma's keys, and parsing them took most of
+   * the cost of this check. A client that turns UCX on in code (or with
+   * -D) is not seen here; it pays these costs on its first UCX stream
+   * instead, as it would without the warm-up.
+   */
+  private static Configuration siteConfiguration() {
+    Configuration files = new Configuration(false);
+    files.addResource("core-site.xml");
+    files.addResource("hdfs-site.xml");
+    return files;
   }
 }

@@ -233,6 +233,18 @@ public final class RdmaConf {
         || protection.contains("integrity") || protection.contains("privacy");
   }
 
+  /**
+   * Whether a client with {@code conf} asks for the UCX path to write or to
+   * read ({@code dfs.client.rdma.enabled}, {@code
+   * dfs.client.rdma.read.enabled}), before anything decides whether it may.
+   */
+  public static boolean clientAsksForUcx(Configuration conf) {
+    return conf.getBoolean(DFS_CLIENT_RDMA_ENABLED_KEY,
+        DFS_CLIENT_RDMA_ENABLED_DEFAULT)
+        || conf.getBoolean(DFS_CLIENT_RDMA_READ_ENABLED_KEY,
+        DFS_CLIENT_RDMA_READ_ENABLED_DEFAULT);
+  }
+
   /** {@link #transferProtected(Configuration)} of the conf read. */
   public boolean transferProtected() {
     return transferProtected;

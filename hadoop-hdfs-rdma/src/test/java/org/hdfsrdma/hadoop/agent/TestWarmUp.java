@@ -3,7 +3,9 @@ package org.hdfsrdma.hadoop.agent;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
 
+import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.test.GenericTestUtils;
+import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
 import org.junit.Test;
 
 public class TestWarmUp {
@@ -19,19 +21,40 @@ public class TestWarmUp {
   }
 
   /**
-   * One thread however often it is asked for; it loads UCX and readies the
-   * JCE, then ends.
+   * One thread however often it is asked for; it ends when it has done
+   * what this JVM's configuration files ask for.
    */
   @Test(timeout = 60000)
-  public void testWarmsUpOnceAndEnds() throws Exception {
+  public void testStartsOnceAndEnds() throws Exception {
     WarmUp.startOnce();
     WarmUp.startOnce();
     assertTrue("threads: " + warmUpThreads(), warmUpThreads() <= 1);
     GenericTestUtils.waitFor(() -> WarmUp.outcome() != null, 10, 30000);
-    assertEquals("UCX libraries loaded, HMAC and SecureRandom ready",
-        WarmUp.outcome());
     GenericTestUtils.waitFor(() -> warmUpThreads() == 0, 10, 30000);
     WarmUp.startOnce();
     assertEquals(0, warmUpThreads());
+  }
+
+  /** A client asking for UCX, to write or to read, gets UCX loaded. */
+  @Test(timeout = 60000)
+  public void testLoadsUcxForAClientAskingForIt() {
+    for (String key : new String[] {
+        HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY,
+        HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_READ_ENABLED_KEY}) {
+      Configuration files = new Configuration(false);
+      files.setBoolean(key, true);
+      assertEquals(key, "UCX libraries loaded, HMAC and SecureRandom ready",
+          WarmUp.warmUp(files));
+    }
+  }
+
+  /**
+   * The agent installed with the client's UCX path off costs a JVM no UCX
+   * library and no JCE start.
+   */
+  @Test(timeout = 60000)
+  public void testDoesNothingWhereTheClientLeavesUcxOff() {
+    assertEquals("not needed: the site files leave the client's UCX"
+        + " path off", WarmUp.warmUp(new Configuration(false)));
   }
 }
