@@ -9,8 +9,9 @@ runs it, alternating stock, jar, ucx on the same file:
   NameNode and four DataNodes as separate JVMs on loopback, storage on
   disk).
 - jar: the client gets the drop-in jar as -javaagent: with
-  dfs.client.rdma.enabled=false, so the pipeline is Hadoop's TCP pipeline
-  with whatever else the jar changes in the client. It shares the UCX
+  dfs.client.rdma.enabled=false (in its hdfs-site.xml, as an operator
+  turns UCX off, and as a generic option), so the pipeline is Hadoop's
+  TCP pipeline with whatever else the jar changes in the client. It shares the UCX
   cluster (see systems.start_clusters for why).
 - ucx: the drop-in jar as -javaagent: in the client and in every daemon of
   the UCX cluster, UCX on.

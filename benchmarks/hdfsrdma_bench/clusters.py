@@ -251,6 +251,10 @@ class Cluster(Hdfs):
         self.java = java
         self.procs = procs
         self.conf = os.path.join(root, "conf")
+        # The jar system's clients: this cluster's files with the client's
+        # UCX path off in hdfs-site.xml, as an operator turns it off (the
+        # agent reads the site files to decide whether to warm UCX up).
+        self.client_off_conf = os.path.join(root, "conf-client-off")
         self.classpath = "%s:%s" % (self.conf, classpath)
         ports = free_ports(2 + 3 * DATANODES)
         self.nn_rpc, self.nn_http_port = ports[:2]
@@ -275,7 +279,6 @@ class Cluster(Hdfs):
         return "127.0.0.1"
 
     def write_conf(self):
-        os.makedirs(self.conf)
         core = [("fs.defaultFS", "hdfs://%s:%d" % (self.nn_addr,
                                                    self.nn_rpc)),
                 ("hadoop.tmp.dir", os.path.join(self.root, "tmp"))]
@@ -296,12 +299,17 @@ class Cluster(Hdfs):
                 # tcp (--ucx-tcp); clients keep the default (no tcp).
                 hdfs += [("dfs.datanode.rdma.allow-emulated-gets", "true")]
         hdfs += list(self.extra_conf)
-        for fname, text in (("core-site.xml", xml_conf(core)),
-                            ("hdfs-site.xml", xml_conf(hdfs)),
-                            ("log4j.properties", LOG4J),
-                            ("hadoop-metrics2.properties", METRICS2)):
-            with open(os.path.join(self.conf, fname), "w") as f:
-                f.write(text)
+        client_off = [(k, "false" if k == "dfs.client.rdma.enabled" else v)
+                      for k, v in hdfs]
+        for conf, site in ((self.conf, hdfs),
+                           (self.client_off_conf, client_off)):
+            os.makedirs(conf, exist_ok=True)
+            for fname, text in (("core-site.xml", xml_conf(core)),
+                                ("hdfs-site.xml", xml_conf(site)),
+                                ("log4j.properties", LOG4J),
+                                ("hadoop-metrics2.properties", METRICS2)):
+                with open(os.path.join(conf, fname), "w") as f:
+                    f.write(text)
 
     def jvm(self, *args, heap="1g", props=(), host=None):
         # Hadoop 2.9's web server (WebHDFS, used here to verify and delete

@@ -249,8 +249,8 @@ def embedded_systems(bench, root, cp):
                    + bench.args.distribution]
     bench.clients = dict(
         stock=Client("stock", bench.java, stock.conf, cp, prefix=prefix),
-        jar=Client("jar", bench.java, ucx.conf, cp, bench.dropin, False,
-                   prefix=prefix),
+        jar=Client("jar", bench.java, ucx.client_off_conf, cp, bench.dropin,
+                   False, prefix=prefix),
         ucx=Client("ucx", bench.java, ucx.conf, cp, bench.dropin, True,
                    prefix=prefix, generic=forced))
     for s in bench.compared:
