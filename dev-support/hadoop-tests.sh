@@ -60,9 +60,10 @@ if [ "$mode" = project ]; then
   case "$release" in
     3.4.*) classes="$(property project.tests.home)" ;;
     3.*) classes="$(property project.tests.line)"
-         classes="$classes,$(property project.tests.hadoop3)" ;;
+         classes="$classes,$(property project.tests.hadoop3)"
+         classes="$classes,$(property project.tests.daemons)" ;;
     *) classes="$(property project.tests.line)"
-       classes="$classes,$(property project.tests.hadoop2)" ;;
+       classes="$classes,$(property project.tests.daemons)" ;;
   esac
   excluded=
 fi
