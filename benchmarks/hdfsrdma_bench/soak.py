@@ -261,8 +261,20 @@ def soak(a, procs, work, failures, rows):
             written // MiB, fetched // MiB, max(0, written - fetched) // MiB,
             sum(r.get("blocks_ucx") or 0 for r in rows[1:]),
             sum(r.get("blocks_tcp") or 0 for r in rows[1:])))
-    if not fetched:
+    if clients_use_ucx(a) and not fetched:
         failures.append("the DataNodes fetched no bytes over UCX")
+    if not clients_use_ucx(a) and fetched:
+        failures.append("the clients' UCX path was off (the control), yet "
+                        "the DataNodes fetched %d bytes over UCX" % fetched)
+
+
+def clients_use_ucx(a):
+    """False for the control: --conf dfs.client.rdma.enabled=false, every
+    client on Hadoop's own write path against the same DataNodes, to tell
+    growth of Hadoop's from growth of hdfs-rdma's."""
+    values = [v.strip().lower() for k, v in a.conf_pairs
+              if k == "dfs.client.rdma.enabled"]
+    return not values or values[-1] != "false"
 
 
 def main(argv):

@@ -134,6 +134,19 @@ class Options(unittest.TestCase):
                     contextlib.redirect_stderr(io.StringIO()):
                 soak.parse_args(["--minutes", "2", "--conf", bad])
 
+    def test_control_turns_the_clients_ucx_path_off(self):
+        def ucx(*conf):
+            args = ["--minutes", "2"]
+            for kv in conf:
+                args += ["--conf", kv]
+            return soak.clients_use_ucx(soak.parse_args(args))
+        self.assertTrue(ucx())
+        self.assertTrue(ucx("dfs.client.rdma.enabled=true"))
+        self.assertFalse(ucx("dfs.client.rdma.enabled=false"))
+        self.assertFalse(ucx("dfs.client.rdma.enabled= False "))
+        self.assertTrue(ucx("dfs.client.rdma.enabled=false",
+                            "dfs.client.rdma.enabled=true"))
+        self.assertTrue(ucx("dfs.datanode.rdma.enabled=false"))
 
     def test_executor(self):
         self.assertEqual(soak.parse_args(["--minutes", "2"]).executor, 0)
