@@ -120,8 +120,8 @@ def main():
     allowed = rerunnable(args.rerunnable) if args.rerunnable else set()
     if args.names:
         for line in names:
-            print(line + (" (rerunnable: it flakes on the stock jars too)"
-                          if line[6:] in allowed and
+            print(line + (" (rerunnable: a race of Hadoop's test, the pom"
+                          " says why)" if line[6:] in allowed and
                           line.startswith("rerun ") else ""))
     refused = violations(names, allowed)
     if args.traces:
