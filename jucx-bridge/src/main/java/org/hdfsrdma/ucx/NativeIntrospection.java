@@ -5,6 +5,9 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.StandardCopyOption;
+import java.util.Collections;
+import java.util.Map;
+import java.util.TreeMap;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -36,6 +39,8 @@ public final class NativeIntrospection {
   private static final String RESOURCE = "/native/linux-"
       + System.getProperty("os.arch") + "/" + LIBRARY;
   private static final String LOAD_ERROR = load();
+  private static volatile Map<String, String> applied =
+      Collections.emptyMap();
 
   private NativeIntrospection() {
   }
@@ -91,10 +96,23 @@ public final class NativeIntrospection {
       LOG.warn("UCX was loaded before hdfs-rdma could set {}; set it in the"
           + " JVM's environment", unset);
     } else {
+      Map<String, String> set = new TreeMap<String, String>();
       for (String[] d : ENVIRONMENT_DEFAULTS) {
-        setenvIfUnset(d[0], d[1]);
+        if (setenvIfUnset(d[0], d[1])) {
+          set.put(d[0], d[1]);
+        }
       }
+      applied = Collections.unmodifiableMap(set);
     }
+  }
+
+  /**
+   * The defaults this library set in the process's environment before UCX
+   * loaded (name to value): the JVM's own view of the environment, taken
+   * at its start, does not show them.
+   */
+  static Map<String, String> appliedDefaults() {
+    return applied;
   }
 
   /**
@@ -120,6 +138,14 @@ public final class NativeIntrospection {
     // their CPU samples) while the holder waited for a core: a fifth of
     // stock's records per second. See the module README.
     {"UCX_USE_MT_MUTEX", "y"},
+    // The receive queue of UCX's shared-memory transports, shared by every
+    // sender on the host: at UCX's 64 entries a DataNode's queue was full
+    // under eight writer threads of one client, which then waited for the
+    // sends UCX held back. Every process of a host must run with the same
+    // sizes (UcxRelease.sharedMemoryProfile). UCX_MM_ sets every such
+    // transport and yields to an operator's UCX_SYSV_, UCX_POSIX_...
+    // See the module README.
+    {"UCX_MM_FIFO_SIZE", "256"},
     // The defaults above are process-wide and not all apply to every
     // transport set; UCX would warn about each unused one on stdout.
     {"UCX_WARN_UNUSED_ENV_VARS", "n"},

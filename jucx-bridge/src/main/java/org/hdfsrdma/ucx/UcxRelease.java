@@ -1,6 +1,8 @@
 package org.hdfsrdma.ucx;
 
 import java.nio.ByteBuffer;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -76,21 +78,23 @@ public final class UcxRelease {
   /**
    * What two processes of one host must agree on to exchange messages
    * through UCX's shared-memory transports: the UCX release and the UCX
-   * settings of those transports from the environment (FIFO and segment
-   * sizes among them). A sender writes into its peer's FIFO with its own
-   * idea of the FIFO's layout, so peers that disagree lose messages, hang
-   * or crash. For example "1.13.1" or "1.13.1 UCX_MM_FIFO_SIZE=16".
+   * settings of those transports the process runs with (FIFO and segment
+   * sizes among them), the operator's environment and this library's
+   * defaults alike. A sender writes into its peer's FIFO with its own idea
+   * of the FIFO's layout, so peers that disagree lose messages, hang or
+   * crash. For example "1.13.1 UCX_MM_FIFO_SIZE=256".
    */
   public static String sharedMemoryProfile() {
+    Map<String, String> settings = new TreeMap<String, String>(
+        NativeIntrospection.appliedDefaults());
+    settings.putAll(System.getenv());
     StringBuilder sb = new StringBuilder(loaded());
-    for (String name : new java.util.TreeSet<String>(
-        System.getenv().keySet())) {
-      // UCX_MM_ERROR_HANDLING is the bridge's default (set natively, so
-      // unseen here unless the operator set it): not a FIFO's layout.
-      if (SHARED_MEMORY_SETTING.matcher(name).matches()
-          && !name.equals("UCX_MM_ERROR_HANDLING")) {
-        sb.append(' ').append(name).append('=')
-            .append(System.getenv(name));
+    for (Map.Entry<String, String> s : settings.entrySet()) {
+      // UCX_MM_ERROR_HANDLING decides which lanes an endpoint may use, not
+      // a FIFO's layout; releases before the FIFO defaults left it out.
+      if (SHARED_MEMORY_SETTING.matcher(s.getKey()).matches()
+          && !s.getKey().equals("UCX_MM_ERROR_HANDLING")) {
+        sb.append(' ').append(s.getKey()).append('=').append(s.getValue());
       }
     }
     return sb.toString();

@@ -46,4 +46,27 @@ public class TestUcxRelease {
           context.openDependents());
     }
   }
+
+  /**
+   * The profile two processes of a host compare before sharing memory
+   * names the receive queue's size this library sets, which the JVM's own
+   * view of the environment does not show: a process of a release before
+   * that default (UCX's 64 entries) must not share memory with this one.
+   */
+  @Test(timeout = 60_000)
+  public void testTheProfileNamesTheQueueSizeTheProcessRunsWith() {
+    UcxTestUtils.assumeUcx();
+    String profile = UcxRelease.sharedMemoryProfile();
+    assertTrue(profile, profile.startsWith(UcxRelease.loaded()));
+    if (System.getenv("UCX_MM_FIFO_SIZE") == null) {
+      assertEquals("256", NativeIntrospection.appliedDefaults()
+          .get("UCX_MM_FIFO_SIZE"));
+      assertTrue(profile, profile.contains(" UCX_MM_FIFO_SIZE=256"));
+    } else {
+      assertTrue(profile, profile.contains(" UCX_MM_FIFO_SIZE="
+          + System.getenv("UCX_MM_FIFO_SIZE")));
+    }
+    assertFalse("not a queue's layout: " + profile,
+        profile.contains("UCX_MM_ERROR_HANDLING"));
+  }
 }
