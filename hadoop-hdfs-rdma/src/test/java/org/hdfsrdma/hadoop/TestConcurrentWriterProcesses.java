@@ -49,7 +49,7 @@ public class TestConcurrentWriterProcesses {
         UcxLibrary.isAvailable());
     // Receive queues of 16 messages in every JVM (peers must agree), so
     // that six writers fill the DataNodes' queues as hundreds would fill
-    // the default 1024.
+    // the bridge's default of 256.
     ProcessCluster cluster = new ProcessCluster("writers")
         .environment("UCX_MM_FIFO_SIZE", "16").start(3, -1,
             ProcessCluster.Jvm.PATCHED);

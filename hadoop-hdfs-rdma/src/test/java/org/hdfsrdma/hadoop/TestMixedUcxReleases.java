@@ -22,7 +22,8 @@ import org.junit.Before;
 import org.junit.Test;
 
 /**
- * Clients and DataNodes of one host on different UCX releases: this JVM's
+ * Clients and DataNodes of one host on different UCX releases, or with
+ * different shared-memory receive queues. Releases: this JVM's
  * (the system's, Debian 12's 1.13) and the one whose libraries
  * {@code -Dhdfsrdma.test.other-ucx=LIBDIR} names (the test command passes
  * the newest release PyPI has, {@code dev-support/ucx-wheel.sh}). UCX's
@@ -35,25 +36,37 @@ import org.junit.Test;
  * other, and the reverse (Debian's 1.13.1; 1.22.0 in the test command): the put
  * goes over TCP, nothing is fetched, the client's log names both releases, and
  * no JVM writes a crash report.
+ *
+ * <p>Queues: DataNodes at UCX's own 64 entries, as JVMs of an hdfs-rdma
+ * release before the bridge's default of 256 run, and a client at the
+ * default; UCX indexes a peer's queue by the sender's own size, so they
+ * too must keep apart.
  */
 public class TestMixedUcxReleases {
 
   private static final int SIZE = 20 * 1024 * 1024 + 17;
 
+  private static final String QUEUE_SIZE = "UCX_MM_FIFO_SIZE";
+
   private File otherUcx;
   private ProcessCluster cluster;
+  /** The DataNodes' queue size; null: the bridge's default. */
+  private String dataNodesQueue;
 
   @Before
-  public void otherRelease() {
+  public void ucx() {
     assumeTrue("UCX unavailable: " + UcxLibrary.unavailableReason(),
         UcxLibrary.isAvailable());
+    UcxRuntime.shutdown();
+  }
+
+  private void otherRelease() {
     String dir = System.getProperty("hdfsrdma.test.other-ucx", "");
     assumeTrue("no other UCX release (-Dhdfsrdma.test.other-ucx)",
         !dir.isEmpty());
     otherUcx = new File(dir);
     assertTrue(otherUcx + " holds no libucp.so.0",
         new File(otherUcx, "libucp.so.0").isFile());
-    UcxRuntime.shutdown();
   }
 
   @After
@@ -66,6 +79,7 @@ public class TestMixedUcxReleases {
   /** DataNodes on the system's UCX; a client on the other release. */
   @Test(timeout = 300_000)
   public void testClientOnAnotherRelease() throws Exception {
+    otherRelease();
     cluster = new ProcessCluster("mixed-client").start(3, -1,
         ProcessCluster.Jvm.PATCHED);
     mixedThenSame(libraryPath(), null);
@@ -74,10 +88,23 @@ public class TestMixedUcxReleases {
   /** DataNodes on the other release; a client on the system's UCX. */
   @Test(timeout = 300_000)
   public void testDataNodesOnAnotherRelease() throws Exception {
+    otherRelease();
     cluster = new ProcessCluster("mixed-datanodes")
         .environment("LD_LIBRARY_PATH", libraryPath())
         .start(3, -1, ProcessCluster.Jvm.PATCHED);
     mixedThenSame(null, libraryPath());
+  }
+
+  /** DataNodes with UCX's default queue; a client with the bridge's. */
+  @Test(timeout = 300_000)
+  public void testDataNodesWithAnotherQueueSize() throws Exception {
+    assumeTrue("the environment sets the queue's size",
+        System.getenv("UCX_MM_FIFO_SIZE") == null);
+    dataNodesQueue = "64";
+    cluster = new ProcessCluster("mixed-queues")
+        .environment(QUEUE_SIZE, dataNodesQueue)
+        .start(3, -1, ProcessCluster.Jvm.PATCHED);
+    mixedThenSame(null, null);
   }
 
   private String libraryPath() {
@@ -95,7 +122,11 @@ public class TestMixedUcxReleases {
     DistributedFileSystem fs = cluster.client(new Configuration(), 3);
     try {
       long before = fetched();
+      // The mixed client at the bridge's queue size, the other one at the
+      // DataNodes'.
+      cluster.environment(QUEUE_SIZE, null);
       byte[] first = put("mixed", mixed, 1);
+      cluster.environment(QUEUE_SIZE, dataNodesQueue);
       assertEquals("nothing over UCX between releases", before, fetched());
       String log = cluster.log("put-mixed");
       assertTrue(log, log.contains("whose shared-memory queues need not"
