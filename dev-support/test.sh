@@ -185,13 +185,13 @@ other_ucx_tests() {
     "$put_file"
 }
 # Three lanes, a lane's output printed whole when it ends: the home line's
-# put, every project test (the longest part) and its read-path tests, then
-# the oldest line (put and reads: its other tests ran in the Maven build);
-# the UCX leg, the home line's Hadoop tests and the newest line; the lines
+# put, every project test (the longest part) and its read-path tests; the
+# UCX leg, the home line's Hadoop tests, the newest line and then the
+# oldest (put and reads: its other tests ran in the Maven build); the lines
 # between. Hadoop's tests mostly wait on heartbeats, restarts and socket
-# timeouts. On a fresh-clone run (2026-12-01, 301ce95), with the oldest
-# line in the last lane, the lanes ended after 20.8, 22.1 and 25.4
-# minutes; that line took 3.5 of them.
+# timeouts. On a fresh-clone run (2026-12-02, 801a9f8), with the oldest
+# line in the home lane, the lanes ended after 32.3 (UCX), 36.4 (lines)
+# and 46.6 minutes (home); the oldest line took 6.8 of them.
 others="$(grep -vx "$newest34" <<< "$lines")"
 newest="$(tail -1 <<< "$others")"
 # CI shows the end of this script's output only: each command that fails
@@ -228,10 +228,10 @@ lines_between() {
   done
   return $status
 }
-lane home "line_tests $newest34 put,project,reads" \
-  "line_all_parts $oldest" &
+lane home "line_tests $newest34 put,project,reads" &
 home_pid=$!
-lane ucx other_ucx_tests "line_tests $newest34 hadoop" "line_tests $newest" &
+lane ucx other_ucx_tests "line_tests $newest34 hadoop" "line_tests $newest" \
+  "line_all_parts $oldest" &
 ucx_pid=$!
 lane lines lines_between &
 lines_pid=$!
