@@ -203,6 +203,7 @@ lane() { # name, then commands: runs them all, fails if one failed
   rm -f "target/test-sh-failed-$name.txt"
   (
     for command in "$@"; do
+      local start=$SECONDS
       $command > "$part" 2>&1 || {
         status=1
         { echo "lane $name, '$command' failed; its last lines:"
@@ -210,6 +211,8 @@ lane() { # name, then commands: runs them all, fails if one failed
           >> "target/test-sh-failed-$name.txt"
       }
       cat "$part"
+      printf '%6d s  lane %s: %s\n' $((SECONDS - start)) "$name" \
+        "$command" >> target/test-sh-lane-times.txt
     done
     rm -f "$part"
     exit $status
@@ -228,6 +231,7 @@ lines_between() {
   done
   return $status
 }
+rm -f target/test-sh-lane-times.txt
 lane home "line_tests $newest34 put,project,reads" &
 home_pid=$!
 lane ucx other_ucx_tests "line_tests $newest34 hadoop" "line_tests $newest" \
@@ -241,6 +245,8 @@ for name in home ucx lines; do
   wait "${!pid_var}" || failed=1
   cat "target/test-sh-lane-$name.log"
 done
+echo "time per lane command:"
+cat target/test-sh-lane-times.txt
 [ "$failed" = 0 ] || { cat target/test-sh-failed-*.txt 2>/dev/null
   echo "a Hadoop line's or the UCX leg's tests failed" >&2; exit 1; }
 
