@@ -237,7 +237,7 @@ replicas=$(awk '{
 transports=$(grep -ho "transports=[^ ]*" "$work/totals-client.txt" \
   2>/dev/null | head -1 | sed 's/transports=//; s/_/ /g')
 expected=$((size * replication))
-echo "Hadoop $release, $(java -version 2>&1 | head -1)"
+echo "Hadoop $release, $(java -version 2>&1 | grep -m1 ' version ')"
 printf 'put %s (%d bytes, replication %d) in %.2f s; read back identical\n' \
   "$file" "$size" "$replication" "$(awk -v a="$start" -v b="$end" \
   'BEGIN { print b - a }')"

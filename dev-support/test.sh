@@ -8,6 +8,12 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 # shellcheck source=dev-support/java-env.sh
 . "$here/dev-support/java-env.sh"
 cd "$here"
+# Every JVM of the test command but the soak's (Maven's, the test JVMs and
+# the daemons, clients, Spark and YARN JVMs they start) compiles with C1
+# only and collects with one thread: most live seconds, and on 2 cores
+# C2's compiler threads took a third of the CPU the suite is bound by
+# (RESULTS-LOG, "CI times"). The soak runs the JIT production runs.
+export JDK_JAVA_OPTIONS="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 rm -f hadoop-hdfs-rdma/target/ucx-totals.txt \
   hadoop-hdfs-rdma/target/ucx-totals-chain.txt
 # Maven's output is kept: a test JVM that crashes writes why (a UCX
@@ -33,7 +39,8 @@ phase() { # next phase's name ("" at the end)
 }
 trap '[ -z "$phase_name" ] || phase ""; printf "test.sh, time per part:\n%s" \
   "$phases"; printf "%6d s  in all\n" $SECONDS' EXIT
-if ! mvn -B -ntp verify -DskipStockComparison \
+# The drop-in jar's tests (failsafe) run in a lane of their own below.
+if ! mvn -B -ntp verify -DskipStockComparison -DskipITs \
     -Dhdfsrdma.test.other-ucx="$other_ucx" "$@" 2>&1 | tee "$mvnlog"; then
   dev-support/crash-report.sh "$here" "$mvnlog"
   exit 1
@@ -86,15 +93,19 @@ fi
 # once; a method of Hadoop's that passed only on its rerun fails the test
 # command too, unless the module pom names it rerunnable with its evidence
 # (the same flake on the stock jars).
-for dir in surefire-reports surefire-reports-chain failsafe-reports; do
-  [ -d "$reports/$dir" ] || continue
-  dev-support/test-counts.py "$reports/$dir" --names --check \
+check_reports() { # reports-dir: fails unless every test passed at once
+  # or is a listed flake of Hadoop's
+  dev-support/test-counts.py "$1" --names --check \
     --rerunnable hadoop-hdfs-rdma/pom.xml > /dev/null || {
     echo "a test failed once, and is not one of Hadoop's known flakes:" >&2
-    dev-support/test-counts.py "$reports/$dir" --names --traces 25 \
+    dev-support/test-counts.py "$1" --names --traces 25 \
       --rerunnable hadoop-hdfs-rdma/pom.xml >&2
-    exit 1
+    return 1
   }
+}
+for dir in surefire-reports surefire-reports-chain; do
+  [ -d "$reports/$dir" ] || continue
+  check_reports "$reports/$dir" || exit 1
 done
 
 # What the UCX path carried during the HDFS tests, summed over their JVMs.
@@ -113,7 +124,7 @@ if [ -f "$totals" ]; then
       " DataNode before\n", NR, fetched, chained }' "$totals"
 fi
 
-phase "Hadoop lines and the UCX leg, three lanes"
+phase "the drop-in jar, Hadoop lines and the UCX leg: four lanes"
 # Every Hadoop line the jar carries (2.9, 2.10, 3.3, ...: the newest
 # release of each in patches/releases.txt), on that release's own jars with
 # the drop-in jar as agent:
@@ -184,14 +195,13 @@ other_ucx_tests() {
   dev-support/put.sh --hadoop "$newest34" --java "$(dev-support/jdk11.sh)" \
     "$put_file"
 }
-# Three lanes, a lane's output printed whole when it ends: the home line's
+# Four lanes, a lane's output printed whole when it ends: the home line's
 # put, every project test (the longest part) and its read-path tests; the
-# UCX leg, the home line's Hadoop tests, the newest line and then the
-# oldest (put and reads: its other tests ran in the Maven build); the lines
-# between. Hadoop's tests mostly wait on heartbeats, restarts and socket
-# timeouts. On a fresh-clone run (2026-12-02, 801a9f8), with the oldest
-# line in the home lane, the lanes ended after 32.3 (UCX), 36.4 (lines)
-# and 46.6 minutes (home); the oldest line took 6.8 of them.
+# drop-in jar's tests; the UCX leg, the home line's Hadoop tests, the
+# newest line and then the oldest (put and reads: its other tests ran in
+# the Maven build); the lines between. The lanes share the 2 cores, which
+# they keep busy (a fresh-clone run, 2026-12-02: 88-100 % busy for the 35
+# minutes of three lanes); each command's time is printed at the end.
 others="$(grep -vx "$newest34" <<< "$lines")"
 newest="$(tail -1 <<< "$others")"
 # CI shows the end of this script's output only: each command that fails
@@ -231,16 +241,28 @@ lines_between() {
   done
   return $status
 }
+# The drop-in jar's tests: the jar as agent on Hadoop 2.9.2's jars (and
+# the JVMs they start: Spark as PyPI publishes it, a MapReduce job on
+# YARN, clients of other releases), as the README installs it.
+dropin_tests() {
+  mvn -B -ntp -o -pl hadoop-hdfs-rdma failsafe:integration-test \
+    failsafe:verify -Dhdfsrdma.test.other-ucx="$other_ucx" || return 1
+  echo "the drop-in jar's tests: $(dev-support/test-counts.py \
+    "$reports/failsafe-reports" --names)"
+  check_reports "$reports/failsafe-reports"
+}
 rm -f target/test-sh-lane-times.txt
 lane home "line_tests $newest34 put,project,reads" &
 home_pid=$!
+lane dropin dropin_tests &
+dropin_pid=$!
 lane ucx other_ucx_tests "line_tests $newest34 hadoop" "line_tests $newest" \
   "line_all_parts $oldest" &
 ucx_pid=$!
 lane lines lines_between &
 lines_pid=$!
 failed=0
-for name in home ucx lines; do
+for name in home dropin ucx lines; do
   pid_var="${name}_pid"
   wait "${!pid_var}" || failed=1
   cat "target/test-sh-lane-$name.log"
@@ -262,7 +284,8 @@ python3 -m unittest discover -s benchmarks/tests -t benchmarks
 # a crashed JVM, a session left open, or growth after warm-up beyond the
 # bounds benchmarks/hdfsrdma_bench/soak_bounds.py states; it judges no
 # timings.
-dev-support/soak.sh --minutes 2 --out benchmarks/results/soak-ci
+env -u JDK_JAVA_OPTIONS dev-support/soak.sh --minutes 2 \
+  --out benchmarks/results/soak-ci
 
 phase "benchmark harness, tiny sweep"
 # The benchmark harness on a tiny sweep, to prove it works end to end

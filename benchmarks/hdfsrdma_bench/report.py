@@ -54,7 +54,14 @@ def machine_info(bench):
     if cmd(["git", "-C", REPO, "status", "--porcelain",
             "--untracked-files=no"]):
         git += " (with uncommitted changes)"
-    java = cmd([bench.java, "-version"]).splitlines()
+    # The launcher's "Picked up JDK_JAVA_OPTIONS" note comes first when
+    # that variable is set (the test command sets it): the version line is
+    # the one that names it, and the options are reported on their own.
+    java = [line for line in cmd([bench.java, "-version"]).splitlines()
+            if " version " in line]
+    if os.environ.get("JDK_JAVA_OPTIONS"):
+        java = [(java[0] if java else "n/a") + ", JDK_JAVA_OPTIONS "
+                + os.environ["JDK_JAVA_OPTIONS"]]
     conf = bench.args.conf
     out = [("client machine" if conf else "machine",
             "%s, %d cores, %.0f GiB RAM, %s" % (
