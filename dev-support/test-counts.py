@@ -21,7 +21,10 @@ message may hold: CI prints little else of a run.
 With --check, exits 1 when a method failed or passed only on a rerun,
 unless it is one of the Class#method names in the property
 hadoop.tests.rerunnable of the pom given with --rerunnable (Hadoop's own
-methods that flake on the stock jars too; the pom gives the evidence).
+methods that flake on the stock jars too; the pom gives the evidence), or
+every failed run of it failed binding a daemon that MiniDFSCluster
+restarted on its former ports ("Address already in use": between the
+stop and the restart, any process of the machine may take such a port).
 hdfs-rdma's own tests run without reruns, so any failure of theirs fails.
 """
 
@@ -37,6 +40,7 @@ def counts(reports, classes, exclude):
     run = failed = flaky = skipped = 0
     names = []
     traces = {}
+    restarts = set()
     for path in sorted(glob.glob(os.path.join(reports, "TEST-*.xml"))):
         name = os.path.basename(path)[len("TEST-"):-len(".xml")]
         if not re.search(classes, name) or (exclude and
@@ -55,10 +59,12 @@ def counts(reports, classes, exclude):
             elif tags & {"flakyFailure", "flakyError"}:
                 flaky += 1
                 names.append("rerun " + method)
+                if port_taken_on_restart(case):
+                    restarts.add(method)
             else:
                 continue
             traces[names[-1]] = trace(case)
-    return run, failed, flaky, skipped, names, traces
+    return run, failed, flaky, skipped, names, traces, restarts
 
 
 # The frames of the test runners, reflection and threads below a test
@@ -87,6 +93,24 @@ def trace(case):
     return ""
 
 
+# A daemon restarted on its former ports (MiniDFSCluster's restartDataNode
+# and restartNameNode keep them) whose port was taken meanwhile.
+RESTARTS = ("MiniDFSCluster.restartDataNode", "MiniDFSCluster.restartNameNode")
+
+
+def port_taken_on_restart(case):
+    """Whether every failed run of a test case failed that way."""
+    runs = [child for child in case
+            if child.tag in ("flakyFailure", "flakyError")]
+    for run in runs:
+        text = (run.text or "") + (run.findtext("stackTrace") or "")
+        if (run.get("type") != "java.net.BindException"
+                or "Address already in use" not in text
+                or not any(frame in text for frame in RESTARTS)):
+            return False
+    return bool(runs)
+
+
 POM = "{http://maven.apache.org/POM/4.0.0}"
 
 
@@ -113,16 +137,20 @@ def main():
     parser.add_argument("--rerunnable", metavar="POM")
     parser.add_argument("--traces", type=int, default=0, metavar="N")
     args = parser.parse_args()
-    run, failed, flaky, skipped, names, traces = counts(
+    run, failed, flaky, skipped, names, traces, restarts = counts(
         args.reports, args.classes, args.exclude)
     print("%d run, %d failed, %d passed only on a rerun, %d skipped"
           % (run, failed, flaky, skipped))
     allowed = rerunnable(args.rerunnable) if args.rerunnable else set()
     if args.names:
         for line in names:
-            print(line + (" (rerunnable: a race of Hadoop's test, the pom"
-                          " says why)" if line[6:] in allowed and
-                          line.startswith("rerun ") else ""))
+            why = ""
+            if line.startswith("rerun ") and line[6:] in allowed:
+                why = " (rerunnable: a race of Hadoop's test, the pom says why)"
+            elif line.startswith("rerun ") and line[6:] in restarts:
+                why = " (rerunnable: a port taken before a daemon's restart)"
+            print(line + why)
+    allowed = allowed | restarts
     refused = violations(names, allowed)
     if args.traces:
         for line in refused:
