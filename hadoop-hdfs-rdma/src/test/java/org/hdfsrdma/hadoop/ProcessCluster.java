@@ -377,10 +377,18 @@ final class ProcessCluster implements Closeable {
   static long[] retainedMemory(DataNodeProcess d) throws Exception {
     long pid = pid(d.process);
     jcmd(pid, "GC.run");
-    Matcher heap = Pattern.compile(
-        "heap .*\\[0x([0-9a-f]+), 0x([0-9a-f]+)\\)")
+    // Each space of the heap as any collector prints it: [start, ..., end).
+    Matcher space = Pattern.compile(
+        "\\[0x([0-9a-f]+),\\s*(?:0x[0-9a-f]+,\\s*)*0x([0-9a-f]+)\\)")
         .matcher(jcmd(pid, "GC.heap_info"));
-    if (!heap.find()) {
+    long heapStart = -1;
+    long heapEnd = 0;
+    while (space.find()) {
+      long start = Long.parseUnsignedLong(space.group(1), 16);
+      heapStart = heapStart < 0 ? start : Math.min(heapStart, start);
+      heapEnd = Math.max(heapEnd, Long.parseUnsignedLong(space.group(2), 16));
+    }
+    if (heapStart < 0) {
       throw new IOException("no heap range in jcmd GC.heap_info of "
           + d.name);
     }
@@ -391,8 +399,7 @@ final class ProcessCluster implements Closeable {
       LOG.warn("malloc's free memory counted as retained", e);
     }
     return new long[] {memoryUsage(d, "HeapMemoryUsage")[0],
-        residentOutside(pid, Long.parseUnsignedLong(heap.group(1), 16),
-            Long.parseUnsignedLong(heap.group(2), 16))};
+        residentOutside(pid, heapStart, heapEnd)};
   }
 
   /** What {@code jcmd pid command} printed. */

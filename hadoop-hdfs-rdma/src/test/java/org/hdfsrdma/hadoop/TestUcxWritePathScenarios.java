@@ -540,9 +540,19 @@ public class TestUcxWritePathScenarios {
       assertEquals("the first packet went over UCX to all three", 3000L,
           fetched());
       List<DatanodeInfo> before = pipeline(out);
-      // Packets in flight need buffers of other slabs: a second region.
-      out.write(data, 1000, data.length - 1000);
-      out.hflush();
+      // The next packet's buffer comes from a second region, whatever the
+      // timing: every buffer of the regions so far is held here.
+      RegisteredBufferPool pool = runtime.pools().client(
+          cluster.getConfiguration(0).getInt(
+              HdfsClientConfigKeys.DFS_CLIENT_WRITE_PACKET_SIZE_KEY,
+              HdfsClientConfigKeys.DFS_CLIENT_WRITE_PACKET_SIZE_DEFAULT));
+      List<Long> held = holdRegisteredRegions(pool);
+      try {
+        out.write(data, 1000, data.length - 1000);
+        out.hflush();
+      } finally {
+        held.forEach(pool::release);
+      }
       assertEquals("every DataNode kept, none replaced", before,
           pipeline(out));
     }
@@ -559,6 +569,27 @@ public class TestUcxWritePathScenarios {
     DataNodeServer server = DataNodeServer.of(runtime);
     WaitFor.waitFor(() -> server.sessions().size() == 0, 50, 30_000);
     assertTrue(runtime.worker().isRunning());
+  }
+
+  /**
+   * Leases every buffer of {@code pool}'s regions registered so far, once
+   * the stream in flight gave its buffers back, and registers one more
+   * region whose buffers stay free: the next packet is built in it.
+   */
+  private static List<Long> holdRegisteredRegions(RegisteredBufferPool pool)
+      throws Exception {
+    WaitFor.waitFor(() -> pool.metrics().inUseBytes() == 0, 20, 30_000);
+    int regions = pool.regionCount();
+    List<Long> held = new ArrayList<>();
+    while (true) {
+      long token = pool.tryAcquire();
+      assertTrue("the pool grows", token != RegisteredBufferPool.NO_LEASE);
+      if (pool.regionId(token) >= regions) {
+        pool.release(token);
+        return held;
+      }
+      held.add(token);
+    }
   }
 
   /** The DataNodes of {@code out}'s current pipeline, in order. */
