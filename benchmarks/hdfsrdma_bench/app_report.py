@@ -15,13 +15,14 @@ from .units import fmt, human
 # The figures of a workload, in apps.csv's column order; None (an empty
 # cell) where a workload has no such figure.
 METRICS = ("throughput_mb_s", "p50_ms", "p99_ms", "p999_ms",
-           "records_per_s", "avg_io_rate_mb_s")
+           "records_per_s", "avg_io_rate_mb_s", "write_stage_s")
 # The idle client's figures (cores), compared by difference, not ratio.
 IDLE_METRICS = ("idle_client_cores", "idle_dn_cores", "idle_nn_cores")
 # More medians per workload and system.
 EXTRAS = ("elapsed_s", "files", "records", "measured_bytes", "client_cpu_s",
           "dn_cpu_s", "ucx_bytes_sent", "ucx_bytes_fetched",
-          "blocks_over_tcp", "dfsio_exec_s") + IDLE_METRICS
+          "blocks_over_tcp", "dfsio_exec_s", "write_job_s", "task_p50_s",
+          "task_max_s", "spark_rows") + IDLE_METRICS
 LOAD_WARNING = 0.5     # 1-minute load average at the start worth a warning
 
 
@@ -121,6 +122,7 @@ def summary_md(bench, summary, comp, target_rows):
     out += threads_section(apps, m, c, present, names)
     out += mixed_section(apps, m, c, present, names)
     out += dfsio_section(apps, m, c, present, names)
+    out += spark_section(apps, m, c, present, names)
     out += idle_section(apps, m, c, present, names)
     out += ["## Targets", "",
             "Ratios of medians in this run; the targets ask for medians of "
@@ -358,6 +360,37 @@ def dfsio_section(apps, m, c, present, names):
                       "MB/s %s" % names, "UCX/stock", "jar/stock",
                       "avg IO rate MB/s %s" % names, "UCX/stock",
                       "jar/stock", "job s %s" % names], rows), ""]
+
+
+def spark_section(apps, m, c, present, names):
+    sel = [x for x in apps if x.kind == "spark"]
+    if not sel:
+        return []
+    rows = [[x.name, "%d x %s" % (x.threads, human(x.size)), str(x.rep),
+             str(c[x.name]["runs"]),
+             per_system(m, x.name, "write_stage_s", present, 2)]
+            + ratios(c[x.name], "write_stage_s")
+            + [per_system(m, x.name, "throughput_mb_s", present, 1)]
+            + ratios(c[x.name], "throughput_mb_s")
+            + [per_system(m, x.name, "write_job_s", present, 2),
+               per_system(m, x.name, "task_max_s", present, 2),
+               per_system(m, x.name, "ucx_bytes_fetched", present, 0)]
+            for x in sel]
+    return ["## Spark: a PySpark job writing Parquet", "",
+            "PyPI's pyspark (Spark's own Hadoop client; the drop-in jar as "
+            "-javaagent: of the driver for jar and UCX), local[N]: one "
+            "driver JVM whose N tasks each write one Parquet file of the "
+            "DataFrame it generated and cached. Write stage = the stage's "
+            "submission to its completion in Spark's event log; MB/s = the "
+            "Parquet files' bytes over it; job = df.write.parquet as the "
+            "job timed it (job commit included); slowest task = its launch"
+            " to its end. UCX bytes fetched: the DataNodes' counters (n/a "
+            "for stock).", "",
+            md_table(["workload", "files", "rep", "runs",
+                      "write stage s %s" % names, "UCX/stock", "jar/stock",
+                      "MB/s %s" % names, "UCX/stock", "jar/stock",
+                      "job s %s" % names, "slowest task s %s" % names,
+                      "UCX bytes fetched %s" % names], rows), ""]
 
 
 def idle_section(apps, m, c, present, names):

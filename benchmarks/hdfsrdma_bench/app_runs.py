@@ -68,12 +68,14 @@ def foreign_refs(code):
 def run_apps(bench):
     """Every selected workload: for each run, one batch per system in the
     run's order (rows in bench.app_rows)."""
-    from .app_dfsio import dfsio_batch    # it builds on this module
+    from .app_dfsio import dfsio_batch    # they build on this module
+    from .app_spark import spark_batch
     a = bench.args
     jar = workload_jar(bench)
+    batches = dict(dfsio=dfsio_batch, spark=spark_batch)
     for app in bench.apps:
         log("%s: %s, %d run(s)" % (app.name, human_app(app), a.runs))
-        batch = dfsio_batch if app.kind == "dfsio" else app_batch
+        batch = batches.get(app.kind, app_batch)
         for run in range(1, a.runs + 1):
             got = {}
             for system in run_order(bench, run):
@@ -97,6 +99,10 @@ def brief(row):
         return "%.1f MB/s, average IO rate %.1f MB/s, job %.0f s" % (
             row["throughput_mb_s"], row["avg_io_rate_mb_s"],
             row["dfsio_exec_s"])
+    if row["kind"] == "spark":
+        return "write stage %.2f s, %.1f MB/s, job %.2f s" % (
+            row["write_stage_s"], row["throughput_mb_s"] or 0,
+            row["write_job_s"])
     if row["kind"] == "idle":
         return "idle: client %s cores, %s per DataNode" % (
             fmt(row["idle_client_cores"], 4), fmt(row["idle_dn_cores"], 4))
@@ -378,6 +384,10 @@ def human_app(app):
     if app.kind == "dfsio":
         return "TestDFSIO write on YARN, %d maps x %s at rep %d" % (
             app.files, human(app.size), app.rep)
+    if app.kind == "spark":
+        return ("PySpark local[%d], one driver JVM: %d Parquet file(s) of "
+                "about %s at rep %d" % (app.threads, app.threads,
+                                        human(app.size), app.rep))
     if app.kind == "idle":
         return "a client idle for %g s after 2 files of %s at rep %d" % (
             app.seconds, human(app.size), app.rep)

@@ -32,6 +32,10 @@ file as the put sweep's FsShell:
   (dfsio-4x1G); the throughput and average IO rate TestDFSIO reports.
   One JVM (org.hdfsrdma.hadoop.bench.DfsioOnYarn) runs the YARN cluster
   and submits the job; app_dfsio.py runs it.
+- spark: one Spark driver JVM of PySpark from PyPI, local[N], whose N
+  tasks each write one Parquet file of about SIZE at replication 3
+  (spark-8x128M-r3): the write stage's time from Spark's event log, and
+  MB/s over it. spark_job.py is the job, app_spark.py runs it.
 - idle: one JVM writes its warm-up files at replication 3 (so it has
   connected to the DataNodes and, with UCX, started UCX), then keeps its
   FileSystem open without a call for D seconds (idle-r3); the cores its
@@ -51,7 +55,8 @@ from .units import MiB, human, parse_size
 
 WORKLOAD_CLASS = "org.hdfsrdma.hadoop.bench.AppWorkload"
 WORKLOAD_PACKAGE = "org/hdfsrdma/hadoop/bench/"
-KINDS = ("writer", "wal", "writers", "threads", "mixed", "dfsio", "idle")
+KINDS = ("writer", "wal", "writers", "threads", "mixed", "dfsio", "spark",
+         "idle")
 DFSIO_CLASS = "org.hdfsrdma.hadoop.bench.DfsioOnYarn"
 # Map tasks of a TestDFSIO job that run at once: two cores hold four map
 # JVMs busy writing; more only queue for the CPU and the JVMs' start-up.
@@ -70,11 +75,12 @@ IDLE_WARMUP_SIZE = 16 * MiB
 MIXED_MAX_SECONDS = 120.0
 
 # One workload: kind (KINDS); size: the file size (writer, writers,
-# threads, mixed) or the record size (wal); rep; files: per JVM (writer,
-# writers) or per thread (threads, mixed); seconds (wal, idle; mixed: the
-# log's most); threads: logs (wal) or writer threads (threads, mixed) in
-# the JVM; jvms (writers); sync: hflush or hsync (wal, mixed); record: the
-# log's record size (mixed).
+# threads, mixed, spark) or the record size (wal); rep; files: per JVM
+# (writer, writers) or per thread (threads, mixed) or task (spark);
+# seconds (wal, idle; mixed: the log's most); threads: logs (wal) or
+# writer threads (threads, mixed) in the JVM, or Spark tasks (spark);
+# jvms (writers); sync: hflush or hsync (wal, mixed); record: the log's
+# record size (mixed).
 App = collections.namedtuple(
     "App", "name kind size rep files seconds threads jvms sync record",
     defaults=(None,))
@@ -116,6 +122,11 @@ def dfsio(maps, size):
                maps, None, 1, 1, None)
 
 
+def spark(tasks, size):
+    return App("spark-%dx%s-r%d" % (tasks, human(size), LOG_REP), "spark",
+               size, LOG_REP, 1, None, tasks, 1, None)
+
+
 def idle(seconds):
     return App("idle-r%d" % LOG_REP, "idle", IDLE_WARMUP_SIZE, LOG_REP,
                None, seconds, 1, 1, None)
@@ -133,8 +144,9 @@ def workloads(a):
     the log of a.wal_threads threads, the concurrent writers, the writer
     threads of one JVM at each replication, size and thread count, the
     mixed JVM (a.app_mixed writer threads of the largest thread size
-    beside a log of the smallest record), the TestDFSIO jobs, the idle
-    client."""
+    beside a log of the smallest record), the TestDFSIO jobs, the Spark
+    jobs (each size, each task count; sizes scaled as TestDFSIO's), the
+    idle client."""
     f = a.apps_scale
     out = [writer(size, rep, scaled(n, f)) for rep in a.app_reps
            for size, n in a.app_files]
@@ -153,14 +165,16 @@ def workloads(a):
         out.append(mixed(a.app_mixed, max(a.app_thread_sizes),
                          scaled(a.app_thread_files, f), min(a.wal_records)))
     out += [dfsio(n, scaled_mib(size, f)) for n, size in a.dfsio]
+    out += [spark(n, scaled_mib(size, f)) for size in a.app_spark_sizes
+            for n in a.app_spark_tasks]
     if a.idle_seconds > 0:
         out.append(idle(max(1.0, a.idle_seconds * f)))
     return out
 
 
 def scaled_mib(size, factor):
-    """A TestDFSIO file size scaled by --apps-scale: whole MiB (its -size
-    unit), at least 1."""
+    """A TestDFSIO or Spark file size scaled by --apps-scale: whole MiB
+    (TestDFSIO's -size unit), at least 1."""
     return max(1, int(round(size * factor / MiB))) * MiB
 
 
@@ -347,6 +361,30 @@ def dfsio_figures(result, secs, measured):
                 throughput_mb_s=mb("dfsio_throughput"),
                 avg_io_rate_mb_s=mb("dfsio_avg_io_rate"),
                 dfsio_exec_s=float(result["dfsio_exec_s"]),
+                p50_ms=None, p99_ms=None, p999_ms=None, records=None,
+                records_per_s=None, files=result["measured_files"],
+                measured_bytes=measured, samples=0)
+
+
+def spark_figures(result, stage):
+    """The figures of a Spark run from spark_job.py's APP-RESULT and its
+    write stage (spark_events.phase_figures): the stage's seconds
+    (write_stage_s, the time the targets judge), MB/s of the Parquet
+    files' bytes over it, the write job's seconds as the job timed it
+    (df.write.parquet, job commit included; elapsed_s too), the median
+    and slowest task."""
+    job_s = (result["end_ns"] - result["start_ns"]) / 1e9
+    stage_s = stage["stage_s"]
+    measured = result["measured_bytes"]
+    return dict(elapsed_s=round(job_s, 4), write_stage_s=stage_s,
+                write_job_s=round(job_s, 3),
+                throughput_mb_s=round(measured / 1e6 / stage_s, 3)
+                if stage_s > 0 else None,
+                task_p50_s=stage["task_p50_s"],
+                task_max_s=stage["task_max_s"],
+                stage_tasks=stage["tasks"],
+                stage_bytes_written=stage["bytes_written"],
+                spark_rows=result["records"],
                 p50_ms=None, p99_ms=None, p999_ms=None, records=None,
                 records_per_s=None, files=result["measured_files"],
                 measured_bytes=measured, samples=0)

@@ -20,11 +20,11 @@ EVENTS = ("cpu", "wall")
 def slowest_ucx(apps, rows):
     """The workload of `apps` whose median UCX throughput is the smallest
     fraction of stock's, with that fraction; (None, None) where no
-    workload has both. TestDFSIO's jobs are left out: the NodeManager, not
-    the harness, starts their JVMs."""
+    workload has both. TestDFSIO's and Spark's jobs are left out: the
+    NodeManager or spark-submit, not the harness, starts their JVMs."""
     worst, worst_r = None, None
     for app in apps:
-        if app.kind == "dfsio":     # its JVMs are YARN's containers
+        if app.kind in ("dfsio", "spark"):  # YARN's, spark-submit's JVMs
             continue
         med = {}
         for s in ("ucx", "stock"):

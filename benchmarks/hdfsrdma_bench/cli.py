@@ -16,6 +16,7 @@ import time
 from . import apps
 from .app_report import finish_apps, load_line
 from .app_runs import run_apps, workload_jar
+from .app_spark import add_spark_options, check_spark_args, preflight
 from .apps_profile import profile_apps
 from .flamegraphs import flamegraphs
 from .harness import BENCHMARKS, HarnessError, log, warn
@@ -141,7 +142,8 @@ def add_app_options(ap):
                    "wal-SIZE-r3 and wal-hsync-SIZE-r3 (one log, hflush or "
                    "hsync after every record), walT-SIZE-r3 (T logs in one "
                    "JVM), writers-NxSIZE-r3 (N JVMs at once), "
-                   "threads-NxSIZE-rR (N writer threads in one JVM); --runs"
+                   "threads-NxSIZE-rR (N writer threads in one JVM), "
+                   "spark-NxSIZE-r3 (a PySpark job writing Parquet); --runs"
                    " runs each (--tiny: a few minutes in all)")
     g.add_argument("--apps-only", metavar="NAMES", type=parse_list(str),
                    help="only these workloads (names or shell patterns, "
@@ -207,6 +209,7 @@ def add_app_options(ap):
                    help="one more UCX system per count, ucx-wN: the UCX "
                    "client with -D dfs.client.rdma.workers=N, on the ucx "
                    "cluster, in the alternation (--apps, embedded clusters)")
+    add_spark_options(g)
 
 
 def add_existing_cluster_options(ap):
@@ -374,6 +377,7 @@ def check_app_args(ap, a):
     """--apps: what it cannot be combined with, its sizes, and the
     workloads it runs (a.apps_list)."""
     a.apps_list = []
+    check_spark_args(ap, a)
     app_opts = [o for o in ("apps_only", "app_files", "app_reps",
                             "wal_records", "wal_seconds", "wal_threads",
                             "app_writers", "app_writer_size",
@@ -471,6 +475,7 @@ def measure(bench):
             if a.apps or a.reads:
                 # Before any cluster starts: a missing build fails first.
                 workload_jar(bench)
+                preflight(bench)
             if a.conf:
                 connect_existing(bench)
             else:
@@ -533,7 +538,8 @@ def run_workloads(bench):
 def clean_work(work):
     """Deletes the clusters, inputs and scratch files a run left under the
     work directory."""
-    for d in ("clusters", "inputs", "selftest", "apps-barrier", "dfsio"):
+    for d in ("clusters", "inputs", "selftest", "apps-barrier", "dfsio",
+              "spark"):
         shutil.rmtree(os.path.join(work, d), ignore_errors=True)
     for f in ("drivers.classpath",
               "fanout.out", "apps-workload.jar"):

@@ -12,14 +12,18 @@ from .units import GiB, KiB, MiB
 # app_threads writer threads in one JVM, app_thread_files files of each
 # of app_thread_sizes per thread, at each of app_reps; app_mixed writer
 # threads beside one log in one JVM; TestDFSIO jobs of
-# dfsio MAPS x SIZE (Hadoop 2.9.2 only); an idle client for idle_seconds.
+# dfsio MAPS x SIZE (Hadoop 2.9.2 only); Spark jobs of each of
+# app_spark_tasks tasks writing a Parquet file of each of
+# app_spark_sizes; an idle client for idle_seconds.
 APPS = dict(app_files=[(1 * MiB, 1000), (16 * MiB, 100), (128 * MiB, 16)],
             app_reps=[3, 1], wal_records=[1 * KiB, 4 * KiB, 64 * KiB],
             wal_seconds=30.0, wal_threads=8, app_writers=[1, 2, 4, 8],
             app_writer_size=512 * MiB, app_writer_files=2,
             app_threads=[1, 4, 8, 16],
             app_thread_sizes=[16 * MiB, 128 * MiB], app_thread_files=2,
-            app_mixed=8, dfsio=[(4, 1 * GiB), (16, 256 * MiB)], idle_seconds=30.0)
+            app_mixed=8, dfsio=[(4, 1 * GiB), (16, 256 * MiB)],
+            app_spark_tasks=[8], app_spark_sizes=[128 * MiB],
+            idle_seconds=30.0)
 # --apps --tiny: every kind of workload, end to end, in a few minutes.
 APPS_TINY = dict(app_files=[(1 * MiB, 16), (16 * MiB, 2)], app_reps=[3, 1],
                  wal_records=[1 * KiB, 64 * KiB], wal_seconds=2.0,
@@ -27,7 +31,8 @@ APPS_TINY = dict(app_files=[(1 * MiB, 16), (16 * MiB, 2)], app_reps=[3, 1],
                  app_writer_size=16 * MiB, app_writer_files=1,
                  app_threads=[2], app_thread_sizes=[16 * MiB],
                  app_thread_files=1, app_mixed=2,
-                 dfsio=[(2, 16 * MiB)], idle_seconds=3.0)
+                 dfsio=[(2, 16 * MiB)], app_spark_tasks=[2],
+                 app_spark_sizes=[16 * MiB], idle_seconds=3.0)
 
 # --reads (reads.py): files of read_seq sizes read whole, about read_bytes
 # per batch; read_pread positional reads, pread_count per batch, of a file

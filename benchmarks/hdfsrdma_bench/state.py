@@ -38,6 +38,7 @@ class Bench:
         self.read_rows = []
         self.read_min_bytes = 0         # the ucx client's read threshold
         self.yarn_cp = None             # --apps dfsio: drivers_classpath()
+        self.pyspark = None             # --apps spark: app_spark.PySpark
         self.inputs = {}                # (size, index) -> (path, sha256)
         self.rdma_bean_seen = False
         self.clusters = {}              # the embedded clusters, by name

@@ -43,6 +43,10 @@ APP_MIXED_LOG_P99_TARGET = 0.8
 # TestDFSIO write (dfsio workloads): the throughput TestDFSIO reports at
 # least APP_DFSIO_TARGET of stock's.
 APP_DFSIO_TARGET = 1.3
+# The Spark job (spark workloads: one driver JVM, local[N], each task
+# writing a Parquet file at replication 3): its write stage's time at
+# most APP_SPARK_TARGET of stock's.
+APP_SPARK_TARGET = 0.8
 # The idle client (idle workload): the cores an idle UCX client JVM uses,
 # and an idle UCX DataNode, at most APP_IDLE_TARGET more than stock's
 # (a difference of medians, in cores).
@@ -180,7 +184,8 @@ def app_targets(comparisons, stock_skipped=False):
     """The --apps targets judged on `comparisons`: per workload its kind,
     size, sync, threads, runs (the fewest of its systems) and the ratios
     UCX/stock of its medians (ucx_stock_p50_ms, ucx_stock_p99_ms,
-    ucx_stock_records_per_s, ucx_stock_throughput_mb_s). Workloads a run
+    ucx_stock_records_per_s, ucx_stock_throughput_mb_s,
+    ucx_stock_write_stage_s). Workloads a run
     did not measure are left out of a target's values; a target with
     none is "not measured". Never fails a run."""
     out = []
@@ -217,6 +222,10 @@ def app_targets(comparisons, stock_skipped=False):
     add("TestDFSIO write on YARN: throughput, UCX/stock", APP_DFSIO_TARGET,
         ">=", [r for r in comparisons if r["kind"] == "dfsio"],
         "ucx_stock_throughput_mb_s")
+    add("the Spark job's write stage (PySpark, one driver JVM, Parquet, "
+        "rep 3): seconds, UCX/stock", APP_SPARK_TARGET, "<=",
+        [r for r in comparisons if r["kind"] == "spark"],
+        "ucx_stock_write_stage_s")
     idle = [r for r in comparisons if r["kind"] == "idle"]
     for who, key in (("client JVM", "idle_client_cores"),
                      ("DataNode", "idle_dn_cores")):

@@ -153,6 +153,9 @@ class AppTargets(unittest.TestCase):
                        ucx_stock_throughput_mb_s=1.4),
             comparison("dfsio-16x256M", "dfsio", 256 * MiB,
                        ucx_stock_throughput_mb_s=1.2),
+            comparison("spark-8x128M-r3", "spark", 128 * MiB, threads=8,
+                       ucx_stock_write_stage_s=0.85,
+                       ucx_stock_throughput_mb_s=1.18),
             comparison("idle-r3", "idle", 16 * MiB,
                        ucx_minus_stock_idle_client_cores=0.004,
                        ucx_minus_stock_idle_dn_cores=0.012)]
@@ -161,12 +164,15 @@ class AppTargets(unittest.TestCase):
             ("met", 0.70), ("missed (1 of 2)", 0.70),
             ("missed (1 of 2)", 1.4), ("missed (1 of 2)", 1.3),
             ("met", 1.0), ("missed (1 of 3)", 1.0), ("met", 0.8),
-            ("missed (1 of 2)", 1.3), ("met", 0.01),
-            ("missed (1 of 1)", 0.01)])
+            ("missed (1 of 2)", 1.3), ("missed (1 of 1)", 0.8),
+            ("met", 0.01), ("missed (1 of 1)", 0.01)])
         self.assertEqual(rows[6]["measured"], "mixed-8x128M-1K-r3 0.75")
-        self.assertEqual(rows[9]["target"],
+        self.assertEqual(rows[8]["measured"], "spark-8x128M-r3 0.85")
+        self.assertTrue(rows[8]["target"].startswith(
+            "the Spark job's write stage"))
+        self.assertEqual(rows[10]["target"],
                          "idle DataNode: cores, UCX - stock")
-        self.assertEqual(rows[9]["measured"], "idle-r3 0.0120")
+        self.assertEqual(rows[10]["measured"], "idle-r3 0.0120")
         self.assertEqual(rows[7]["measured"], "dfsio-4x1G 1.40, "
                          "dfsio-16x256M 1.20")
         self.assertEqual(rows[0]["measured"], "wal-1K-r3 0.50, wal-4K-r3 "

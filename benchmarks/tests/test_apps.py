@@ -45,7 +45,7 @@ class Workloads(unittest.TestCase):
              "writers-1x512M-r3", "writers-2x512M-r3", "writers-4x512M-r3",
              "writers-8x512M-r3"] + self.THREADS + [
                  "mixed-8x128M-1K-r3", "dfsio-4x1G", "dfsio-16x256M",
-                 "idle-r3"])
+                 "spark-8x128M-r3", "idle-r3"])
         by = {x.name: x for x in a.apps_list}
         self.assertEqual((by["writer-1M-r3"].files,
                           by["writer-128M-r1"].files), (1000, 16))
@@ -165,7 +165,8 @@ class Workloads(unittest.TestCase):
              ("writers-3x64M-r3", 1, None), ("threads-3x8M-r2", 2, None),
              ("mixed-8x8M-8K-r3", 2, apps.MIXED_MAX_SECONDS),
              ("dfsio-3x10M", 3, None),
-             ("dfsio-2x1M", 2, None), ("idle-r3", None, 1.0)])
+             ("dfsio-2x1M", 2, None), ("spark-8x1M-r3", 1, None),
+             ("idle-r3", None, 1.0)])
 
     def test_dfsio_sizes(self):
         self.assertEqual(apps.parse_dfsio("4x1G, 16x256M"),
