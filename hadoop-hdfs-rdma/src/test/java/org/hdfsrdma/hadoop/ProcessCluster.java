@@ -339,8 +339,11 @@ final class ProcessCluster implements Closeable {
               : "exited " + d.process.exitValue());
       List<String> notable = new ArrayList<String>();
       try {
+        // A JVM that ended: its last lines, whatever they are (a native
+        // abort prints its reason without a log level).
+        boolean ended = !d.process.isAlive();
         for (String line : log(d.logName).split("\n")) {
-          if (line.contains(" WARN ") || line.contains(" ERROR ")
+          if (ended || line.contains(" WARN ") || line.contains(" ERROR ")
               || line.contains(" FATAL ") || line.startsWith("Caused by")) {
             notable.add(line);
           }
@@ -352,6 +355,10 @@ final class ProcessCluster implements Closeable {
           Math.max(0, notable.size() - REPORT_LINES), notable.size())) {
         b.append("\n  ").append(line);
       }
+    }
+    String crashes = crashSummary();
+    if (crashes != null) {
+      b.append("\n").append(crashes);
     }
     return b.toString();
   }
@@ -481,17 +488,32 @@ final class ProcessCluster implements Closeable {
    * anybody reads a CI log.
    */
   void assertNoCrash() throws IOException {
+    String why = crashSummary();
+    if (why != null) {
+      LOG.error(why);
+      throw new AssertionError(why);
+    }
+  }
+
+  /** What the cluster's crash reports say, or null when there are none. */
+  private String crashSummary() {
     List<File> reports = crashReports();
     if (reports.isEmpty()) {
-      return;
+      return null;
     }
     StringBuilder why = new StringBuilder("JVM crash reports: " + reports);
     for (File f : reports) {
       why.append("\n==== ").append(f.getName());
       int kept = 0;
       boolean frames = false;
-      for (String line : Files.readAllLines(f.toPath(),
-          StandardCharsets.ISO_8859_1)) {
+      List<String> lines;
+      try {
+        lines = Files.readAllLines(f.toPath(), StandardCharsets.ISO_8859_1);
+      } catch (IOException e) {
+        why.append("\n(unreadable: ").append(e).append(')');
+        continue;
+      }
+      for (String line : lines) {
         if (line.startsWith("Native frames:")
             || line.startsWith("Java frames:")) {
           frames = true;
@@ -504,8 +526,7 @@ final class ProcessCluster implements Closeable {
         }
       }
     }
-    LOG.error(why.toString());
-    throw new AssertionError(why.toString());
+    return why.toString();
   }
 
   /** A daemon's log so far. */
