@@ -163,6 +163,8 @@ EOF
   <property><name>dfs.namenode.datanode.registration.ip-hostname-check</name><value>false</value></property>
   <property><name>dfs.datanode.rdma.enabled</name><value>true</value></property>
   <property><name>dfs.client.rdma.enabled</name><value>true</value></property>
+  <!-- Shows UCX carrying every byte: the first block too. -->
+  <property><name>dfs.client.rdma.defer-start</name><value>false</value></property>
 </configuration>
 EOF
   cat > "$conf_dir/log4j.properties" <<'EOF'

@@ -143,7 +143,9 @@ public class TestUcxMultiProcessCluster {
   private static final String[] UCX_SETTINGS = {
       "-D", "dfs.datanode.plugins=" + UcxDataNodePlugin.class.getName(),
       "-D", HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_ENABLED_KEY + "=true",
-      "-D", HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY + "=true"};
+      "-D", HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY + "=true",
+      // A client without UCX must try it at its first block and say why not.
+      "-D", HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_DEFER_START_KEY + "=false"};
 
   /**
    * Starts a JVM on the Hadoop jars of this test's class path, with the

@@ -171,7 +171,8 @@ public final class UcxPackets {
    * of {@code streamer}: a registered one when the stream writes over UCX,
    * else null (stock). Packets without bytes stay on the heap: a descriptor
    * for them names no packet memory. Reads nothing but the stream's state,
-   * decided once when the stream was created.
+   * decided once when the stream was created (or, for a JVM's first
+   * stream, once its start past the first block ended).
    */
   public static DFSPacket forStream(DataStreamer streamer, int packetSize,
       int chunksPerPkt, long offsetInBlock, long seqno, int checksumSize,
@@ -180,7 +181,11 @@ public final class UcxPackets {
       return null;
     }
     UcxStreamerState ucx = streamer.ucx;
-    RegisteredBufferPool pool = ucx == null ? null : ucx.pool();
+    if (ucx == null) {
+      return null;
+    }
+    ucx.beforePacket(offsetInBlock);
+    RegisteredBufferPool pool = ucx.pool();
     if (pool == null) {
       return null;
     }

@@ -15,13 +15,16 @@ import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.BlockOpResponseP
 import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.Status;
 import org.apache.hadoop.hdfs.security.token.block.BlockTokenIdentifier;
 import org.apache.hadoop.security.token.Token;
+import org.apache.hadoop.conf.Configuration;
 import org.hdfsrdma.hadoop.client.ClientStream;
+import org.hdfsrdma.hadoop.client.DeferredStart;
 import org.hdfsrdma.hadoop.client.OutgoingPacket;
 import org.hdfsrdma.hadoop.client.PipelineFailures;
 import org.hdfsrdma.hadoop.client.UcxClients;
 import org.hdfsrdma.hadoop.compat.CommitListField;
 import org.hdfsrdma.hadoop.compat.DeclineField;
 import org.hdfsrdma.hadoop.compat.OpRewriter;
+import org.hdfsrdma.hadoop.conf.RdmaConf;
 import org.hdfsrdma.hadoop.metrics.ClientOutcomes;
 import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes;
 import org.hdfsrdma.hadoop.metrics.PipelineOutcome;
@@ -51,50 +54,38 @@ public final class UcxStreamerState {
 
   /** A stream that did not ask for UCX. */
   private static final UcxStreamerState OFF =
-      new UcxStreamerState(null, null);
+      new UcxStreamerState(null, null, null, 0, null);
   /** A stream on TCP although it asked for UCX, by outcome. */
   private static final UcxStreamerState[] OFF_BECAUSE =
       new UcxStreamerState[PipelineOutcome.values().length];
 
   static {
     for (PipelineOutcome o : PipelineOutcome.values()) {
-      OFF_BECAUSE[o.ordinal()] = new UcxStreamerState(null, o);
+      OFF_BECAUSE[o.ordinal()] = new UcxStreamerState(null, o, null, 0,
+          null);
     }
   }
 
-  /** The stream's UCX side, or null when the stream writes over TCP. */
-  private final ClientStream stream;
+  /**
+   * The stream's UCX side, or null when the stream writes over TCP; set
+   * once, by the writer, when a deferred start ends.
+   */
+  private volatile ClientStream stream;
   /** Why a stream that asked for UCX is on TCP, counted per pipeline. */
-  private final PipelineOutcome tcp;
+  private volatile PipelineOutcome tcp;
+  /** The JVM's first stream's start past its first block, or null. */
+  private final DeferredStart deferred;
+  private final int packetSize;
+  private final PipelineFailures failures;
   private final OutgoingPacket outgoing = new OutgoingPacket();
 
-  private UcxStreamerState(ClientStream stream, PipelineOutcome tcp) {
+  private UcxStreamerState(ClientStream stream, PipelineOutcome tcp,
+      DeferredStart deferred, int packetSize, PipelineFailures failures) {
     this.stream = stream;
     this.tcp = tcp;
-  }
-
-  /** Restarts the streamer's pipeline through its error state. */
-  private static final class Failures implements PipelineFailures {
-    private final DataStreamer.ErrorState errorState;
-
-    Failures(DataStreamer.ErrorState errorState) {
-      this.errorState = errorState;
-    }
-
-    @Override
-    public void restartOverTcp() {
-      UcxErrorStates.restart(errorState);
-    }
-
-    @Override
-    public void forgive() {
-      UcxErrorStates.forgive(errorState);
-    }
-
-    @Override
-    public boolean pipelineFailed() {
-      return errorState.hasError();
-    }
+    this.deferred = deferred;
+    this.packetSize = packetSize;
+    this.failures = failures;
   }
 
   /**
@@ -136,13 +127,17 @@ public final class UcxStreamerState {
     }
     UcxClients.Start start;
     ClientStream stream;
+    int packetSize;
     try {
       start = UcxClients.start(client.getConfiguration());
+      packetSize = client.getConf().getWritePacketSize();
+      if (start.tcp == PipelineOutcome.TCP_DEFERRED) {
+        return deferred(start, client, packetSize, errorState);
+      }
       if (start.runtime == null) {
         return start.tcp == null ? OFF : OFF_BECAUSE[start.tcp.ordinal()];
       }
-      stream = ClientStream.open(start,
-          client.getConf().getWritePacketSize(), new Failures(errorState));
+      stream = ClientStream.open(start, packetSize, new UcxPipelineFailures(errorState));
     } catch (RuntimeException | LinkageError e) {
       // UCX must never cost a write: whatever went wrong, Hadoop's own.
       LogOnce.warn("client-start-failed", "hdfs-rdma: starting UCX failed,"
@@ -151,22 +146,69 @@ public final class UcxStreamerState {
     }
     return stream == null
         ? OFF_BECAUSE[PipelineOutcome.TCP_UCX_UNAVAILABLE.ordinal()]
-        : new UcxStreamerState(stream, null);
+        : new UcxStreamerState(stream, null, null, packetSize, null);
+  }
+
+  /**
+   * The JVM's first stream, whose first block goes over TCP while UCX is
+   * not started: UCX starts in the background once that block passes a
+   * quarter of the client's block size ({@link DeferredStart}).
+   */
+  private static UcxStreamerState deferred(UcxClients.Start start,
+      DFSClient client, int packetSize, DataStreamer.ErrorState errorState) {
+    final RdmaConf rdma = start.conf;
+    final Configuration conf = client.getConfiguration();
+    DeferredStart deferred = new DeferredStart(
+        client.getConf().getDefaultBlockSize() / 4,
+        () -> UcxClients.startNow(rdma, conf));
+    return new UcxStreamerState(null, PipelineOutcome.TCP_DEFERRED,
+        deferred, packetSize, new UcxPipelineFailures(errorState));
+  }
+
+  /**
+   * The writer's hook before it builds a packet with data at
+   * {@code offsetInBlock}: where the stream's start was deferred, opens
+   * the stream's UCX side at its second block's first packet.
+   */
+  void beforePacket(long offsetInBlock) {
+    if (deferred == null || deferred.settled()) {
+      return;
+    }
+    UcxClients.Start start = deferred.beforePacket(offsetInBlock);
+    if (start == null) {
+      return;
+    }
+    ClientStream opened = null;
+    try {
+      opened = ClientStream.open(start, packetSize, failures);
+    } catch (RuntimeException | LinkageError e) {
+      LogOnce.warn("client-start-failed", "hdfs-rdma: starting UCX failed,"
+          + " writes stay on TCP: " + e);
+    }
+    if (opened == null) {
+      tcp = start.tcp != null ? start.tcp
+          : PipelineOutcome.TCP_UCX_UNAVAILABLE;
+    } else {
+      stream = opened;
+    }
   }
 
   /** The pool this stream's packets are leased from, or null (UCX off). */
   RegisteredBufferPool pool() {
-    return stream == null ? null : stream.pool();
+    ClientStream s = stream;
+    return s == null ? null : s.pool();
   }
 
   /** How long a writer waits for a registered packet buffer. */
   long bufferWaitMs() {
-    return stream == null ? 0 : stream.bufferWaitMs();
+    ClientStream s = stream;
+    return s == null ? 0 : s.bufferWaitMs();
   }
 
   /** True while the current pipeline moves packets over UCX. */
   boolean isActive() {
-    return stream != null && stream.isActive();
+    ClientStream s = stream;
+    return s != null && s.isActive();
   }
 
   /**
@@ -176,9 +218,15 @@ public final class UcxStreamerState {
   DataOutputStream opOut(DataOutputStream out, DatanodeInfo[] pipeline,
       ExtendedBlock block, Token<BlockTokenIdentifier> token, long newGS,
       int packetSize) {
+    if (deferred != null && deferred.stayOnTcp(block.getBlockId())) {
+      ClientOutcomes.count(PipelineOutcome.TCP_DEFERRED);
+      return out;
+    }
+    ClientStream stream = this.stream;
     if (stream == null) {
-      if (tcp != null) {
-        ClientOutcomes.count(tcp);
+      PipelineOutcome why = tcp;
+      if (why != null) {
+        ClientOutcomes.count(why);
       }
       return out;
     }
@@ -200,6 +248,7 @@ public final class UcxStreamerState {
    * moves over UCX (see {@link ClientStream#committed}).
    */
   void onConnectAck(BlockOpResponseProto reply) {
+    ClientStream stream = this.stream;
     if (stream == null || !stream.awaitsCommits()) {
       return;
     }
@@ -223,6 +272,7 @@ public final class UcxStreamerState {
    * @throws IOException when the packet cannot go over UCX at all
    */
   boolean send(DFSPacket packet) throws IOException {
+    ClientStream stream = this.stream;
     if (stream == null || !stream.isActive()) {
       return false;
     }
@@ -293,6 +343,7 @@ public final class UcxStreamerState {
    * @throws IOException for a fallback ack
    */
   void onAck(PipelineAck ack) throws IOException {
+    ClientStream stream = this.stream;
     if (stream == null) {
       return;
     }
@@ -321,6 +372,7 @@ public final class UcxStreamerState {
 
   /** The pipeline is over (end of block, error, close). */
   void endPipeline() {
+    ClientStream stream = this.stream;
     if (stream != null) {
       stream.endPipeline();
     }
@@ -328,6 +380,8 @@ public final class UcxStreamerState {
 
   @Override
   public String toString() {
-    return stream == null ? "UCX off" : stream.toString();
+    ClientStream stream = this.stream;
+    return stream != null ? stream.toString()
+        : deferred != null ? deferred.toString() : "UCX off";
   }
 }

@@ -1,5 +1,10 @@
 package org.hdfsrdma.hadoop.agent;
 
+import static org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_DEFER_START_DEFAULT;
+import static org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_DEFER_START_KEY;
+import static org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_READ_ENABLED_DEFAULT;
+import static org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_READ_ENABLED_KEY;
+
 import org.apache.hadoop.conf.Configuration;
 import org.hdfsrdma.hadoop.conf.RdmaConf;
 import org.hdfsrdma.hadoop.protocol.SessionIds;
@@ -21,7 +26,8 @@ import org.hdfsrdma.ucx.UcxLibrary;
  * ({@link PatchTransformer}), so a JVM that never opens HDFS pays nothing;
  * it ends at once unless the site files ask for the client's UCX
  * path (the agent installed cluster-wide with UCX off costs a JVM only
- * reading its two site files once more, on this thread). Nothing of UCX is
+ * reading its two site files once more, on this thread) and the client
+ * reads over UCX or starts UCX before its first block. Nothing of UCX is
  * created here (no context, worker or thread of UCX's
  * own: those depend on the client's configuration, and a JVM that only
  * reads needs none). Never throws.
@@ -70,6 +76,15 @@ public final class WarmUp {
       if (!RdmaConf.clientAsksForUcx(files)) {
         return "not needed: the site files leave the client's UCX"
             + " path off";
+      }
+      if (!files.getBoolean(DFS_CLIENT_RDMA_READ_ENABLED_KEY,
+          DFS_CLIENT_RDMA_READ_ENABLED_DEFAULT)
+          && files.getBoolean(DFS_CLIENT_RDMA_DEFER_START_KEY,
+              DFS_CLIENT_RDMA_DEFER_START_DEFAULT)) {
+        // Its first block goes over TCP: a JVM that writes no more never
+        // needs UCX, and one that does starts it in the background.
+        return "not needed: the client only writes, and starts UCX past"
+            + " its first block";
       }
       String ucx = UcxLibrary.unavailableReason();
       did.append(ucx == null ? "UCX libraries loaded"

@@ -1,5 +1,7 @@
 package org.hdfsrdma.hadoop.client;
 
+import java.util.concurrent.atomic.AtomicBoolean;
+
 import org.apache.hadoop.classification.InterfaceAudience;
 import org.apache.hadoop.conf.Configuration;
 import org.hdfsrdma.hadoop.conf.DistributionMode;
@@ -16,14 +18,20 @@ import org.hdfsrdma.ucx.UcxUnavailableException;
  * JVM, and no data-transfer encryption or SASL integrity/privacy may be
  * configured (UCX gives no such protection). A JVM that has not started
  * UCX yet starts it only where some get could be one-sided
- * ({@link DistributionPolicy#reasonNotToStart}). Each reason to stay on TCP
- * is logged once.
+ * ({@link DistributionPolicy#reasonNotToStart}); the first stream of such
+ * a JVM puts the start off past its first block ({@link DeferredStart})
+ * unless {@code dfs.client.rdma.defer-start} is false. Each reason to stay
+ * on TCP is logged once.
  */
 @InterfaceAudience.Private
 public final class UcxClients {
 
   private UcxClients() {
   }
+
+  /** Whether a stream of this JVM has taken the deferred start. */
+  private static final AtomicBoolean FIRST_STREAM_DEFERRED =
+      new AtomicBoolean();
 
   /** A new stream's start: the JVM's UCX runtime, or why it is on TCP. */
   public static final class Start {
@@ -34,7 +42,11 @@ public final class UcxClients {
     public final RdmaConf conf;
     /** The runtime the stream writes through, or null (TCP). */
     public final UcxRuntime runtime;
-    /** Why the stream is on TCP although asked for UCX, or null. */
+    /**
+     * Why the stream is on TCP although asked for UCX, or null;
+     * {@link PipelineOutcome#TCP_DEFERRED} (with {@link #conf}) for the
+     * JVM's first stream, which starts UCX itself past its first block.
+     */
     public final PipelineOutcome tcp;
 
     Start(RdmaConf conf, UcxRuntime runtime, PipelineOutcome tcp) {
@@ -94,12 +106,28 @@ public final class UcxClients {
           + " writes use Hadoop's TCP pipeline: " + notNow);
       return Start.tcp(PipelineOutcome.TCP_POLICY);
     }
+    if (rdma.clientDeferStart() && FIRST_STREAM_DEFERRED.compareAndSet(
+        false, true)) {
+      return new Start(rdma, null, PipelineOutcome.TCP_DEFERRED);
+    }
+    return startNow(rdma, conf);
+  }
+
+  /**
+   * Starts this JVM's UCX runtime for a client with {@code conf}, read as
+   * {@code rdma}; never throws (a start that fails is a stream on TCP).
+   */
+  public static Start startNow(RdmaConf rdma, Configuration conf) {
     try {
       return new Start(rdma, UcxRuntime.get(conf), null);
     } catch (UcxUnavailableException e) {
       LogOnce.warn("client-unavailable", "hdfs-rdma: UCX unavailable,"
           + " writes stay on TCP: " + e.getMessage());
-      return Start.tcp(PipelineOutcome.TCP_UCX_UNAVAILABLE);
+    } catch (RuntimeException | LinkageError e) {
+      // UCX must never cost a write: whatever went wrong, Hadoop's own.
+      LogOnce.warn("client-start-failed", "hdfs-rdma: starting UCX failed,"
+          + " writes stay on TCP: " + e);
     }
+    return Start.tcp(PipelineOutcome.TCP_UCX_UNAVAILABLE);
   }
 }

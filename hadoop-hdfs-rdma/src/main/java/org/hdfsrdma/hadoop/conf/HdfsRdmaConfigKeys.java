@@ -44,6 +44,9 @@ public final class HdfsRdmaConfigKeys {
   public static final String DFS_CLIENT_RDMA_WORKERS_KEY =
       "dfs.client.rdma.workers";
   public static final int DFS_CLIENT_RDMA_WORKERS_DEFAULT = 1;
+  public static final String DFS_CLIENT_RDMA_DEFER_START_KEY =
+      "dfs.client.rdma.defer-start";
+  public static final boolean DFS_CLIENT_RDMA_DEFER_START_DEFAULT = true;
   public static final String DFS_CLIENT_RDMA_PACKET_TIMERS_ENABLED_KEY =
       "dfs.client.rdma.packet-timers.enabled";
   public static final boolean DFS_CLIENT_RDMA_PACKET_TIMERS_ENABLED_DEFAULT =

@@ -23,6 +23,7 @@ public final class RdmaConf {
   private final long clientConnectTimeoutMs;
   private final long clientUnreachableRetryMs;
   private final boolean clientTimers;
+  private final boolean clientDeferStart;
   private final DistributionMode distribution;
   private final int hybridFeeders;
   private final int clientWorkers;
@@ -92,6 +93,8 @@ public final class RdmaConf {
         DFS_CLIENT_RDMA_UNREACHABLE_RETRY_MS_DEFAULT);
     clientTimers = r.getBoolean(DFS_CLIENT_RDMA_PACKET_TIMERS_ENABLED_KEY,
         DFS_CLIENT_RDMA_PACKET_TIMERS_ENABLED_DEFAULT);
+    clientDeferStart = r.getBoolean(DFS_CLIENT_RDMA_DEFER_START_KEY,
+        DFS_CLIENT_RDMA_DEFER_START_DEFAULT);
     String mode = conf.getTrimmed(DFS_CLIENT_RDMA_DISTRIBUTION_KEY,
         DFS_CLIENT_RDMA_DISTRIBUTION_DEFAULT);
     DistributionMode parsed = DistributionMode.parse(mode);
@@ -335,6 +338,11 @@ public final class RdmaConf {
   /** Whether client packet phases are timed. */
   public boolean clientTimers() {
     return clientTimers;
+  }
+
+  /** Whether a JVM's first block waits for UCX over TCP (see key). */
+  public boolean clientDeferStart() {
+    return clientDeferStart;
   }
 
   /** Most bytes a DataNode's landing pool registers. */

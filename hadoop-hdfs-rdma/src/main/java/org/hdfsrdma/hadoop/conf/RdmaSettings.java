@@ -198,6 +198,8 @@ public final class RdmaSettings {
   static {
     Map<String, String> f = new LinkedHashMap<String, String>();
     f.put(DFS_CLIENT_RDMA_ENABLED_KEY, "whether the client writes over UCX");
+    f.put(DFS_CLIENT_RDMA_DEFER_START_KEY, "whether a JVM's first block"
+        + " goes over TCP while UCX starts");
     f.put(DFS_CLIENT_RDMA_PACKET_TIMERS_ENABLED_KEY,
         "whether client packets are timed");
     f.put(DFS_DATANODE_RDMA_ENABLED_KEY, "whether the DataNode serves UCX");

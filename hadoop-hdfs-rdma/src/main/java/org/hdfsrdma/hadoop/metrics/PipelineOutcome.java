@@ -53,7 +53,12 @@ public enum PipelineOutcome {
    * TCP by this client's settings: {@code dfs.client.rdma.distribution}
    * tcp, or no RDMA device and no DataNode serving UCX on this host.
    */
-  TCP_POLICY("pipelines-tcp-policy", "PipelinesTcpPolicy");
+  TCP_POLICY("pipelines-tcp-policy", "PipelinesTcpPolicy"),
+  /**
+   * TCP: the JVM's first block, written while UCX was not started
+   * ({@code dfs.client.rdma.defer-start}).
+   */
+  TCP_DEFERRED("pipelines-tcp-deferred", "PipelinesTcpDeferred");
 
   private final String label;
   private final String metric;

@@ -68,8 +68,10 @@ public final class Totals {
         .append(jvm.reads().readsWithheld())
         .append(" striped-streamers-over-tcp=")
         .append(ClientOutcomes.stripedStreamersOverTcp());
+    // The JVM's pipelines: those on TCP before UCX started count too.
     for (PipelineOutcome o : PipelineOutcome.values()) {
-      b.append(' ').append(o.label()).append('=').append(jvm.pipelines(o));
+      b.append(' ').append(o.label()).append('=')
+          .append(ClientOutcomes.pipelines(o));
     }
     for (Map.Entry<String, Long> e : phases(jvm).entrySet()) {
       b.append(' ').append(e.getKey()).append('=').append(e.getValue());

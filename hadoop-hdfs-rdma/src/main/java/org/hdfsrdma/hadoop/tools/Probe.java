@@ -22,7 +22,9 @@ import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.hdfs.DistributedFileSystem;
 import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
 import org.apache.hadoop.hdfs.protocol.HdfsConstants.DatanodeReportType;
+import org.apache.hadoop.io.IOUtils;
 import org.hdfsrdma.hadoop.agent.HadoopVersionCheck;
+import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
 import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.hadoop.tools.Findings.Level;
 
@@ -65,7 +67,10 @@ final class Probe {
 
   Probe(Findings findings, Configuration conf) {
     this.findings = findings;
-    this.conf = conf;
+    // The probe checks UCX carried every byte: its first block too.
+    this.conf = new Configuration(conf);
+    this.conf.setBoolean(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_DEFER_START_KEY,
+        false);
   }
 
   /** The hdfs-rdma metrics of live DataNodes by transfer address. */
@@ -93,7 +98,8 @@ final class Probe {
   void run(String pathName, long bytes) {
     FileSystem fs;
     try {
-      fs = FileSystem.get(conf);
+      // Its own client: a cached one could carry another configuration.
+      fs = FileSystem.newInstance(conf);
     } catch (IOException e) {
       findings.add(Level.PROBLEM, "probe", "cannot reach fs.defaultFS: "
           + e);
@@ -102,6 +108,7 @@ final class Probe {
     if (!(fs instanceof DistributedFileSystem)) {
       findings.add(Level.PROBLEM, "probe", "fs.defaultFS is " + fs.getUri()
           + ", not HDFS");
+      IOUtils.closeStream(fs);
       return;
     }
     DistributedFileSystem dfs = (DistributedFileSystem) fs;
@@ -178,6 +185,7 @@ final class Probe {
         findings.add(Level.WARN, "probe", "cannot delete " + path + ": "
             + e);
       }
+      IOUtils.closeStream(dfs);
     }
   }
 

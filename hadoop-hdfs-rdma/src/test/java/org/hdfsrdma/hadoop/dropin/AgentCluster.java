@@ -52,6 +52,8 @@ public final class AgentCluster implements Closeable {
   static final String[][] UCX_SITE = {
     {"dfs.datanode.rdma.enabled", "true"},
     {"dfs.client.rdma.enabled", "true"},
+    // The tests prove UCX carried every byte, a JVM's first block too.
+    {"dfs.client.rdma.defer-start", "false"},
   };
 
   private final File work;
@@ -363,6 +365,7 @@ public final class AgentCluster implements Closeable {
     Configuration c = new Configuration();
     c.set("fs.defaultFS", fsUri);
     c.setBoolean("dfs.client.rdma.enabled", true);
+    c.setBoolean("dfs.client.rdma.defer-start", false);
     return c;
   }
 
