@@ -435,8 +435,9 @@ def carried_section(apps, m, present):
     return ["## What UCX carried (medians over runs)", "",
             "Every ucx run must send every written byte by UCX and its "
             "DataNodes fetch at least bytes x replication with no replica "
-            "over TCP; a jar run must move nothing over UCX. Either fails "
-            "the run.", "",
+            "over TCP (with --defer-start on, all but one block per client "
+            "JVM, whose first block goes over TCP); a jar run must move "
+            "nothing over UCX. Either fails the run.", "",
             md_table(["workload", "UCX client bytes sent",
                       "UCX DataNodes bytes fetched",
                       "UCX replicas over TCP", "jar bytes fetched by UCX"],

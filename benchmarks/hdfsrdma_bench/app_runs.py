@@ -15,7 +15,7 @@ import shutil
 import time
 import zipfile
 
-from . import ucx_counters
+from . import defer_start, ucx_counters
 from .apps import (WORKLOAD_CLASS, WORKLOAD_PACKAGE, parse_result,
                    read_latencies, run_figures, workload_args)
 from .harness import DRIVER_CLASSES, HarnessError, log
@@ -308,8 +308,12 @@ def check_carried(bench, system, app, jobs, delta, stats=None, exact=True):
     if stats is None:
         stats = [j["client_stats"] for j in jobs]
     sent = sum(s.get(ucx_counters.STATS_SENT, 0) or 0 for s in stats)
-    tcp_pipelines = sum(s.get(k, 0) or 0 for s in stats
-                        for k in ucx_counters.STATS_TCP_PIPELINES)
+    # --defer-start on: each client JVM's first block may go over TCP;
+    # off: a pipeline kept on TCP for it is one too many.
+    defer = defer_start.deferring(bench)
+    tcp_keys = ucx_counters.STATS_TCP_PIPELINES + (
+        () if defer else (defer_start.STATS_TCP_DEFERRED,))
+    tcp_pipelines = sum(s.get(k, 0) or 0 for s in stats for k in tcp_keys)
     key = ucx_counters.fetched_key(delta)
     fetched = delta.get(key) if key else None
     over_tcp = delta.get(ucx_counters.BLOCKS_OVER_TCP)
@@ -329,8 +333,12 @@ def check_carried(bench, system, app, jobs, delta, stats=None, exact=True):
                        "UCX)" % (where, sent, fetched, over_ucx))
     elif bench.is_ucx(system):
         bench.ucx_expected_bytes += sent * rep
+        allowance = defer_start.jvm_allowance(bench, system, len(stats))
+        if allowance[0] and over_tcp:
+            # The first blocks the deferral kept on TCP (more fail below).
+            bench.jar_expected_blocks += min(over_tcp, allowance[1] * rep)
         check_ucx(bench, where, stats, sent, tcp_pipelines, fetched,
-                  over_tcp, written, rep)
+                  over_tcp, written, rep, allowance)
     return dict(bytes_written=written, blocks=blocks, dn_bytes_written=(
         dn_written if c.metrics_lag else None),
         ucx_bytes_sent=sent if system != "stock" else None,
@@ -342,18 +350,29 @@ def check_carried(bench, system, app, jobs, delta, stats=None, exact=True):
 
 
 def check_ucx(bench, where, stats, sent, tcp_pipelines, fetched, over_tcp,
-              written, rep):
+              written, rep, allowance=(0, 0)):
     """The ucx system's batch carried every byte over UCX, or the run
     fails. At least every byte: a partial checksum chunk that hflush
     sent goes again with the next packet, which a counter could count
-    twice (those of 0815816 count each byte once)."""
+    twice (those of 0815816 count each byte once). `allowance`: the bytes
+    and blocks its client JVMs may keep on TCP (--defer-start on: one
+    block each), less of which UCX then must carry."""
+    tcp_bytes, tcp_blocks = allowance
+    least = max(0, written - tcp_bytes)
     if not any(stats):
-        bench.fail("%s: the UCX client wrote no stats file (its UCX "
-                   "runtime never started): its bytes went over TCP" % where)
-        return
-    if sent < written:
+        if least:
+            bench.fail("%s: the UCX client wrote no stats file (its UCX "
+                       "runtime never started): its bytes went over TCP"
+                       % where)
+            return
+    elif sent < least and not tcp_bytes:
         bench.fail("%s: the UCX client sent %d bytes by UCX of %d written: "
                    "the rest went over TCP" % (where, sent, written))
+    elif sent < least:
+        bench.fail("%s: the UCX client sent %d bytes by UCX of %d written, "
+                   "fewer than all but %d block(s) (--defer-start on: one "
+                   "per JVM over TCP): the rest went over TCP"
+                   % (where, sent, written, tcp_blocks))
     if tcp_pipelines:
         bench.fail("%s: %d pipeline(s) of the UCX client went over TCP"
                    % (where, tcp_pipelines))
@@ -364,16 +383,18 @@ def check_ucx(bench, where, stats, sent, tcp_pipelines, fetched, over_tcp,
             bench.note("%s: DataNode UCX counters n/a; the client's own "
                        "count says %d bytes went by UCX" % (where, sent))
         return
-    if fetched < written * rep:
+    if fetched < least * rep:
         bench.fail("%s: the DataNodes fetched %d bytes by UCX, fewer than "
-                   "%d (bytes x replication): the rest went over TCP"
-                   % (where, fetched, written * rep))
+                   "%d (bytes x replication%s): the rest went over TCP"
+                   % (where, fetched, least * rep, ", less one block per "
+                      "JVM, --defer-start on" if tcp_bytes else ""))
     elif fetched != sent * rep:
         bench.note("%s: the DataNodes fetched %d bytes by UCX, the client "
                    "sent %d x %d" % (where, fetched, sent, rep))
-    if over_tcp:
-        bench.fail("%s: %d block replica(s) went over TCP" % (where,
-                                                              over_tcp))
+    if over_tcp and over_tcp > tcp_blocks * rep:
+        bench.fail("%s: %d block replica(s) went over TCP%s" % (
+            where, over_tcp, ", more than %d (one block per JVM, "
+            "--defer-start on)" % (tcp_blocks * rep) if tcp_blocks else ""))
 
 
 def human_app(app):

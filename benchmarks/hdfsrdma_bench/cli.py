@@ -18,6 +18,7 @@ from .app_report import finish_apps, load_line
 from .app_runs import run_apps, workload_jar
 from .app_spark import add_spark_options, check_spark_args, preflight
 from .apps_profile import profile_apps
+from .defer_start import add_option as add_defer_start_option
 from .flamegraphs import flamegraphs
 from .harness import BENCHMARKS, HarnessError, log, warn
 from .plots import plots
@@ -100,6 +101,7 @@ def add_run_options(ap):
     ap.add_argument("--writer-size", type=parse_size)
     ap.add_argument("--scale-reps", type=parse_list(int))
     ap.add_argument("--scale-runs", type=int)
+    add_defer_start_option(ap)
     ap.add_argument("--verify", choices=("all", "first", "none"),
                     help="read puts back and compare: every put, the first "
                     "run of each size (default; tiny: all), none")

@@ -8,7 +8,7 @@ import hashlib
 import os
 import time
 
-from . import ucx_counters
+from . import defer_start, ucx_counters
 from .harness import HarnessError
 from .measurement import ContextSwitches
 from .units import MiB, blocks_of, human, packets_of
@@ -159,8 +159,16 @@ def check_carried(bench, system, tag, jobs, delta, total, rep):
             for j in jobs)
         check_jar(bench, jobs, delta, where, policy=True)
     elif bench.is_ucx(system):
-        bench.ucx_expected_bytes += total * rep
-        check_ucx(bench, jobs, delta, total, rep, where)
+        # --defer-start on: each put JVM's first block over TCP.
+        sizes = [os.path.getsize(j["path"]) for j in jobs]
+        expected = sum(defer_start.put_ucx_bytes(bench, system, s)
+                       for s in sizes)
+        tcp_replicas = rep * sum(defer_start.put_tcp_blocks(bench, s)
+                                 for s in sizes)
+        bench.ucx_expected_bytes += expected * rep
+        bench.jar_expected_blocks += tcp_replicas
+        check_ucx(bench, jobs, delta, total, rep, where, expected,
+                  tcp_replicas)
     elif system == "jar":
         bench.jar_expected_blocks += rep * sum(
             blocks_of(os.path.getsize(j["path"]), c.block_size)
@@ -168,34 +176,50 @@ def check_carried(bench, system, tag, jobs, delta, total, rep):
         check_jar(bench, jobs, delta, where)
 
 
-def check_ucx(bench, jobs, delta, total, rep, where):
-    """Whether the UCX puts moved all their bytes by UCX get: the client
-    sent every byte as descriptors, the DataNodes (their HdfsRdmaDataNode
-    metrics) fetched size x replication and took no replica over TCP."""
+def check_ucx(bench, jobs, delta, total, rep, where, expected=None,
+              tcp_replicas=0):
+    """Whether the UCX puts moved their bytes by UCX get: the client sent
+    every byte as descriptors, the DataNodes (their HdfsRdmaDataNode
+    metrics) fetched size x replication and took no replica over TCP.
+    `expected`, `tcp_replicas`: with --defer-start on, the bytes the
+    clients send by UCX (all but each JVM's first block: none for a put
+    of one block or less, which then may write no stats file at all) and
+    the replicas of those first blocks the DataNodes take over TCP."""
+    expected = total if expected is None else expected
+    why = "" if expected == total else \
+        ", past each put JVM's first block (--defer-start on)"
     sent = sum(j["client_stats"].get(ucx_counters.STATS_SENT, 0) or 0
                for j in jobs)
-    if not any(j["client_stats"] for j in jobs):
+    if not expected:
+        if sent:
+            bench.note("%s: the UCX client sent %d bytes by UCX, expected "
+                       "none (its first block over TCP, --defer-start on)"
+                       % (where, sent))
+    elif not any(j["client_stats"] for j in jobs):
         bench.ucx_problem("%s: the UCX client wrote no stats file (its UCX "
                           "runtime never started)" % where)
     elif sent == 0:
         bench.ucx_problem("%s: the UCX client sent no bytes by UCX "
                           "(%s=0)" % (where, ucx_counters.STATS_SENT))
-    elif sent != total:
-        bench.note("%s: the UCX client sent %d bytes by UCX, expected %d"
-                   % (where, sent, total))
+    elif sent != expected:
+        bench.note("%s: the UCX client sent %d bytes by UCX, expected %d%s"
+                   % (where, sent, expected, why))
     key = ucx_counters.fetched_key(delta)
     if key is None:
         return None
     fetched = delta[key]
-    if fetched == 0:
+    if fetched == 0 and expected:
         bench.ucx_problem("%s: the UCX DataNodes fetched no bytes by UCX "
                           "(%s)" % (where, key))
-    elif fetched != total * rep:
+    elif fetched != expected * rep:
         bench.note("%s: DataNodes fetched %d bytes by UCX, expected %d "
-                   "(size x replication)" % (where, fetched, total * rep))
-    if delta.get(ucx_counters.BLOCKS_OVER_TCP):
-        bench.note("%s: %d replica(s) of a UCX put went over TCP" % (
-            where, delta[ucx_counters.BLOCKS_OVER_TCP]))
+                   "(size x replication%s)" % (where, fetched,
+                                               expected * rep, why))
+    over_tcp = delta.get(ucx_counters.BLOCKS_OVER_TCP)
+    if over_tcp is not None and over_tcp != tcp_replicas:
+        bench.note("%s: %d replica(s) of a UCX put went over TCP%s" % (
+            where, over_tcp, ", expected %d (each put JVM's first block, "
+            "--defer-start on)" % tcp_replicas if tcp_replicas else ""))
     return fetched
 
 

@@ -8,6 +8,8 @@ import shutil
 import subprocess
 import time
 
+from .defer_start import deferring
+from .defer_start import describe as describe_defer_start
 from .harness import REPO
 from .targets import TARGET_RUNS
 from .ucx_counters import RDMA_BEAN
@@ -87,6 +89,7 @@ def machine_info(bench):
         out += [("cluster", "--conf %s: %s" % (conf, getattr(
                     bench.existing, "description", None) or "n/a")),
                 ("drop-in jar", getattr(bench, "dropin", None) or "n/a")]
+    out += [("UCX client start", describe_defer_start(bench))]
     out += [("Java", java[0] if java else "n/a"),
             ("UCX", cmd(["ucx_info", "-v"]).splitlines()[0].lstrip("# ")
              if shutil.which("ucx_info") else "n/a"),
@@ -246,8 +249,9 @@ def carried_section(summary):
     out = ["", "## What UCX carried (per put, median)", "",
            "UCX bytes fetched by the DataNodes (HdfsRdmaDataNode metrics) "
            "against size x replication (0 where the UCX client's policy "
-           "takes Hadoop's pipeline between emulated hosts); jar puts must "
-           "move 0 bytes over UCX.", ""]
+           "takes Hadoop's pipeline between emulated hosts; with "
+           "--defer-start on, less the put's first block, which goes over "
+           "TCP); jar puts must move 0 bytes over UCX.", ""]
     out.append(md_table(
         ["size", "rep", "UCX bytes fetched / expected",
          "jar bytes over UCX (max)", "UCX transport"],
@@ -313,17 +317,21 @@ def totals_section(bench):
     """What the UCX path carried over the whole run, the idle clusters'
     CPU, whether the DataNodes serve the UCX counters' bean."""
     totals = bench.ucx_totals
+    deferred = (", less its first block", ", and of each UCX put's first "
+                "block") if deferring(bench) else ("", "")
     out = ["## What the UCX path carried", ""]
     if bench.existing is None:
         out += ["- UCX DataNodes' exit totals over the whole run (warm-up, "
                 "sweep and scale, jar and ucx puts): %s" % (" ".join(
                     "%s=%s" % kv for kv in sorted(totals.items())) or "n/a"),
                 "- expected: bytes fetched %d (size x replication of every "
-                "UCX put), blocks over TCP %d (replicas of every jar put)"
-                % (bench.ucx_expected_bytes, bench.jar_expected_blocks)]
+                "UCX put%s), blocks over TCP %d (replicas of every jar put%s)"
+                % (bench.ucx_expected_bytes, deferred[0],
+                   bench.jar_expected_blocks, deferred[1])]
     else:
         out += ["- expected bytes fetched over the run (size x replication "
-                "of every UCX put): %d" % bench.ucx_expected_bytes]
+                "of every UCX put%s): %d" % (deferred[0],
+                                             bench.ucx_expected_bytes)]
     out += ["- idle clusters' CPU (NameNode + DataNodes, cores busy): %s"
             % (", ".join("%s %s" % (n, fmt(v, 3)) for n, v in sorted(
                 bench.idle_cpu.items())) or "n/a"),

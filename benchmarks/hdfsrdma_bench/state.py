@@ -53,6 +53,10 @@ class Bench:
         # Between emulated hosts without RDMA the UCX client's policy is
         # Hadoop's TCP pipeline: its puts must move nothing over UCX.
         self.ucx_policy_over_tcp = bool(args.hosts and not args.ucx_tcp)
+        # --defer-start on: each UCX client JVM's first block goes over
+        # TCP (systems.configure_defer_start: not where the drop-in jar
+        # does not know the key).
+        self.defer_start = getattr(args, "defer_start", None) != "off"
         self.idle_cpu = {}
         self.interrupted = False
         self.ucx_totals = {}

@@ -3,6 +3,7 @@ scale-summary.csv hold: per size and replication each system's medians and
 the ratios between systems, per system the cost against file size, per
 writer count the concurrent writers' medians."""
 
+from .defer_start import put_ucx_bytes
 from .stats import linfit, median, ratio
 from .targets import wall_target
 from .units import GiB, human, packets_of, parse_size
@@ -116,7 +117,7 @@ def comparisons(bench, m, sel, lims, lim, size, rep):
         limit_s=lim,
         ucx_bytes_fetched_median=median(fetched) if fetched else None,
         ucx_bytes_expected=0 if bench.ucx_policy_over_tcp
-        else size * rep,
+        else put_ucx_bytes(bench, "ucx", size) * rep,
         jar_bytes_over_ucx_max=max(jar_ucx) if jar_ucx else None,
         transport="; ".join(transports))
 

@@ -13,6 +13,7 @@ import subprocess
 import time
 import zipfile
 
+from . import defer_start
 from .clusters import DATANODES, Cluster
 from .existing_cluster import ExistingCluster
 from .harness import REPO, HarnessError, log
@@ -227,6 +228,11 @@ def embedded_systems(bench, root, cp):
         c = Cluster(name, os.path.join(root, name), bench.java, cp, ucx,
                     bench.procs, agent=bench.dropin if ucx else None,
                     hosts=hosts)
+        if ucx:
+            # --defer-start: in the site file too, which the agent's
+            # warm-up reads to decide whether to warm UCX up.
+            c.extra_conf = [(defer_start.KEY,
+                             defer_start.value(bench.args))]
         c.write_conf()
         bench.clusters[name] = c
     stock, ucx = bench.clusters["stock"], bench.clusters["ucx"]
@@ -269,6 +275,26 @@ def embedded_systems(bench, root, cp):
     # --client-opts: for every system's client JVMs alike.
     for client in bench.clients.values():
         client.opts = list(bench.args.client_opts)
+    configure_defer_start(bench)
+
+
+def configure_defer_start(bench):
+    """--defer-start: every UCX client's dfs.client.rdma.defer-start as
+    a generic option (which wins over the site files); bench.defer_start:
+    whether the UCX checks expect each client JVM's first block over TCP
+    (not where the drop-in jar does not know the key: its clients start
+    UCX at once)."""
+    value = defer_start.value(bench.args)
+    for s, client in bench.clients.items():
+        if bench.is_ucx(s):
+            client.generic = client.generic + [
+                "-D", "%s=%s" % (defer_start.KEY, value)]
+    bench.defer_start = value == "true"
+    if bench.defer_start and not knows_key(bench.dropin, defer_start.KEY):
+        bench.defer_start = False
+        bench.note("the drop-in jar's hdfs-rdma-default.xml has no %s: its "
+                   "clients start UCX at once, so the UCX checks expect "
+                   "every byte over UCX" % defer_start.KEY)
 
 
 def boot_clusters(bench, root):
@@ -369,6 +395,7 @@ def connect_existing(bench):
                                   bench.dropin, False, a.client_opts)
     bench.clients["ucx"] = Client("ucx", bench.java, a.conf, hadoop_cp,
                                   bench.dropin, True, a.client_opts)
+    configure_defer_start(bench)
     bench.cluster_of = {s: c for s in bench.systems}
     measure_idle(bench)
     bench.rdma_bean_seen = c.rdma_bean_count() > 0
@@ -440,5 +467,6 @@ def stop_clusters(bench, complete):
     if over_tcp != bench.jar_expected_blocks:
         bench.note("UCX DataNodes received %d client block replica(s) "
                    "over TCP, expected %d (those of the jar puts; with "
-                   "--hosts, also those of UCX puts whose client chose TCP)"
-                   % (over_tcp, bench.jar_expected_blocks))
+                   "--hosts, also those of UCX puts whose client chose TCP;"
+                   " with --defer-start on, each UCX client JVM's first "
+                   "block)" % (over_tcp, bench.jar_expected_blocks))

@@ -353,6 +353,71 @@ class Carried(unittest.TestCase):
             self.assertEqual(len(b.failures), 1, why)
             self.assertIn(why, b.failures[0])
 
+    def test_off_a_deferred_pipeline_fails(self):
+        b = self.bench()
+        app_runs.check_carried(b, "ucx", apps.writer(1000, 3, 1), self.jobs(
+            1000, **{"pipelines-tcp-deferred": 1}), self.delta())
+        self.assertEqual(len(b.failures), 1)
+        self.assertIn("1 pipeline(s)", b.failures[0])
+
+    def deferring(self, block=1000):
+        b = self.bench()
+        b.defer_start = True
+        b.cluster_of["ucx"].block_size = block
+        return b
+
+    def test_on_one_jvm_may_keep_a_block_on_tcp(self):
+        app = apps.writer(1000, 3, 1)
+        for jobs, delta in (
+                # All of it within the first block: no stats file at all.
+                (self.jobs(written=1000), self.delta(0, tcp=3, written=3000)),
+                (self.jobs(0, written=800), self.delta(0, tcp=3, ucx=0,
+                                                       written=2400)),
+                # All but the first block, or more, over UCX.
+                (self.jobs(4000, written=5000,
+                           **{"pipelines-tcp-deferred": 1}),
+                 self.delta(12000, tcp=3, written=15000)),
+                (self.jobs(5000, written=5000),
+                 self.delta(15000, written=15000))):
+            b = self.deferring()
+            app_runs.check_carried(b, "ucx", app, jobs, delta)
+            self.assertEqual(b.failures, [])
+            self.assertEqual(b.jar_expected_blocks,
+                             delta["rdma.BlocksOverTcp"])
+
+    def test_on_more_than_a_block_per_jvm_over_tcp_fails(self):
+        app = apps.writer(1000, 3, 1)
+        for jobs, delta, why in (
+                (self.jobs(written=5000), self.delta(0, written=15000),
+                 "no stats file"),
+                (self.jobs(3999, written=5000), self.delta(12000, tcp=3,
+                                                           written=15000),
+                 "fewer than all but 1 block(s)"),
+                (self.jobs(4000, written=5000), self.delta(11999, tcp=3,
+                                                           written=15000),
+                 "fetched 11999 bytes by UCX, fewer than 12000"),
+                (self.jobs(4000, written=5000), self.delta(12000, tcp=4,
+                                                           written=15000),
+                 "4 block replica(s) went over TCP, more than 3")):
+            b = self.deferring()
+            app_runs.check_carried(b, "ucx", app, jobs, delta)
+            self.assertEqual(len(b.failures), 1, why)
+            self.assertIn(why, b.failures[0])
+
+    def test_on_a_block_per_jvm(self):
+        # Two JVMs (or a TestDFSIO job's stats of several): two blocks.
+        app = apps.writer(1000, 3, 1)
+        jobs = self.jobs(2000, written=3000) + self.jobs(2000,
+                                                         written=3000)
+        b = self.deferring()
+        app_runs.check_carried(b, "ucx", app, jobs,
+                               self.delta(12000, tcp=6, written=18000))
+        self.assertEqual(b.failures, [])
+        b = self.deferring()
+        app_runs.check_carried(b, "ucx", app, jobs,
+                               self.delta(12000, tcp=7, written=18000))
+        self.assertIn("more than 6", b.failures[0])
+
     def test_jar_moves_nothing_over_ucx(self):
         app = apps.writer(1000, 3, 1)
         b = self.bench()

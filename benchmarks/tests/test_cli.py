@@ -8,6 +8,7 @@ import tempfile
 import unittest
 
 from hdfsrdma_bench.cli import parse_args
+from hdfsrdma_bench.defer_start import describe
 from hdfsrdma_bench.harness import BENCHMARKS
 from hdfsrdma_bench.units import GiB, MiB
 
@@ -177,6 +178,77 @@ class Refused(unittest.TestCase):
     def test_conf_without_core_site(self):
         with tempfile.TemporaryDirectory() as d:
             self.refused(["--conf", d], "no core-site.xml there")
+
+
+class DeferStart(unittest.TestCase):
+    """--defer-start: its default (the product's, --tiny's off), and the
+    dfs.client.rdma.defer-start the UCX clients get."""
+
+    def test_default_on_tiny_off_the_command_line_wins(self):
+        for argv, want in (([], "on"), (["--paper"], "on"),
+                           (["--tiny"], "off"), (["--conf-self-test"], "off"),
+                           (["--apps", "--tiny"], "off"),
+                           (["--tiny", "--defer-start", "on"], "on"),
+                           (["--defer-start", "off"], "off")):
+            self.assertEqual(parse_args(argv).defer_start, want, argv)
+        Refused.refused(self, ["--defer-start", "yes"], "invalid choice")
+
+    def bench(self, argv, root, dropin):
+        """A bench whose embedded systems are set up under `root` (nothing
+        started): the clusters' site files written, every client made."""
+        from hdfsrdma_bench.state import Bench
+        from hdfsrdma_bench.systems import embedded_systems
+        b = Bench(parse_args(["--out", root, "--java", "java"] + argv))
+        b.dropin = dropin
+        embedded_systems(b, root, "/cp")
+        return b
+
+    def dropin(self, d, knows=True):
+        import zipfile
+        jar = os.path.join(d, "dropin.jar")
+        with zipfile.ZipFile(jar, "w") as z:
+            z.writestr("hdfs-rdma-default.xml", "<configuration>%s"
+                       "</configuration>" % (
+                           "<property><name>dfs.client.rdma.defer-start"
+                           "</name><value>true</value></property>"
+                           if knows else ""))
+        return jar
+
+    def site(self, b):
+        with open(os.path.join(b.clusters["ucx"].conf,
+                               "hdfs-site.xml")) as f:
+            return f.read()
+
+    def test_the_setting_the_ucx_clients_get(self):
+        key = "dfs.client.rdma.defer-start"
+        for argv, value in (([], "true"), (["--tiny"], "false"),
+                            (["--defer-start", "off"], "false"),
+                            (["--tiny", "--defer-start", "on"], "true")):
+            with tempfile.TemporaryDirectory() as d:
+                b = self.bench(argv + ["--apps", "--ucx-workers", "2"], d,
+                               self.dropin(d))
+                self.assertEqual(b.defer_start, value == "true")
+                for s in ("ucx", "ucx-w2"):
+                    argv_ = b.clients[s].put_argv(3, "/f", "/t")
+                    i = argv_.index("%s=%s" % (key, value))
+                    self.assertEqual(argv_[i - 1], "-D")
+                for s in ("stock", "jar"):
+                    self.assertNotIn(key, " ".join(
+                        b.clients[s].put_argv(3, "/f", "/t")))
+                # In the site file too: the agent's warm-up reads it.
+                self.assertIn("<name>%s</name><value>%s</value>" % (
+                    key, value), self.site(b).replace("\n", "")
+                    .replace(" ", ""))
+                self.assertEqual(b.warnings, [])
+                self.assertIn("%s=%s" % (key, value), describe(b))
+
+    def test_a_jar_without_the_key_never_defers(self):
+        with tempfile.TemporaryDirectory() as d:
+            b = self.bench([], d, self.dropin(d, knows=False))
+            self.assertFalse(b.defer_start)
+            self.assertIn("has no dfs.client.rdma.defer-start",
+                          b.warnings[0])
+            self.assertIn("does not know", describe(b))
 
 
 if __name__ == "__main__":

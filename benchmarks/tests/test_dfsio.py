@@ -99,6 +99,19 @@ class Containers(unittest.TestCase):
             self.assertEqual(len(b.failures), 1, why)
             self.assertIn(why, b.failures[0])
 
+    def test_defer_start_maps_of_a_block_or_less_send_nothing(self):
+        # --defer-start on: each map JVM's first block over TCP, so only
+        # maps of files larger than a block must send by UCX.
+        b = self.bench()
+        b.defer_start = True
+        b.cluster_of = {"ucx": types.SimpleNamespace(block_size=MiB)}
+        quiet = self.logs([(None, True)] * 4)
+        app_dfsio.check_containers(b, "ucx", apps.dfsio(2, MiB), quiet)
+        self.assertEqual(b.failures, [])
+        app_dfsio.check_containers(b, "ucx", apps.dfsio(2, 2 * MiB), quiet)
+        self.assertEqual(len(b.failures), 1)
+        self.assertIn("0 container(s) sent by UCX", b.failures[0])
+
     def test_jar_has_the_agent_stock_has_not(self):
         app = apps.dfsio(2, MiB)
         b = self.bench()

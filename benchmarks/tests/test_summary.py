@@ -60,6 +60,15 @@ class Summarize(unittest.TestCase):
         self.assertEqual(r["jar_bytes_over_ucx_max"], 0)
         self.assertEqual(r["transport"], "RMA_x")
 
+    def test_defer_start_expects_all_but_the_first_block(self):
+        rows = [put(s, size, 1.0) for s in SYSTEMS
+                for size in (MiB, 3 * MiB)]
+        b = bench(rows)
+        b.defer_start = True
+        b.cluster_of = {"ucx": types.SimpleNamespace(block_size=2 * MiB)}
+        self.assertEqual([r["ucx_bytes_expected"] for r in summarize(b)],
+                         [0, 3 * MiB])
+
     def test_one_row_per_size_and_replication_in_order(self):
         rows = [put(s, size, 1.0, rep=rep) for s in SYSTEMS
                 for size in (16 * MiB, MiB) for rep in (3, 1)]
