@@ -218,6 +218,7 @@ class Workloads(unittest.TestCase):
         self.assertEqual(apps.workload_args(log, "/b/y", "y.lat"), [
             "wal", "-dir", "/b/y", "-rep", "3", "-record", "1024",
             "-sync", "hsync", "-threads", "1", "-seconds", "1.5",
+            "-warmup-files", "1", "-warmup-size", str(MiB),
             "-warmup-seconds", "1.5", "-lat-file", "y.lat"])
 
 

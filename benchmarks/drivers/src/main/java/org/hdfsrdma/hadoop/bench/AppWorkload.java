@@ -60,7 +60,7 @@ import org.apache.hadoop.util.Tool;
  * harness reads the JVM's CPU and the DataNodes' meanwhile.</li>
  * </ul>
  * Warm-up first, unrecorded ({@code -warmup-files} files of
- * {@code -warmup-size} bytes; for logs {@code -warmup-seconds} of
+ * {@code -warmup-size} bytes; for logs then {@code -warmup-seconds} of
  * records), then, with {@code -ready FILE -go FILE}, it creates the ready
  * file and waits for the go file, so that the harness starts several
  * JVMs' measured phases together. Latencies go into arrays allocated
@@ -215,9 +215,7 @@ public final class AppWorkload extends Configured implements Tool {
 
   private void writer() throws Exception {
     AppContent content = new AppContent(Math.max(writeSize, READ_CHUNK));
-    for (int i = 0; i < warmupFiles; i++) {
-      writeFile(content, new Path(dir, "warmup-" + i), -1 - i, warmupSize);
-    }
+    writeWarmupFiles(content);
     List<Writer> writers = new ArrayList<Writer>();
     for (int t = 0; t < threads; t++) {
       writers.add(new Writer(t, content));
@@ -282,9 +280,7 @@ public final class AppWorkload extends Configured implements Tool {
    */
   private void verifyWriters(AppContent content, List<Writer> writers,
       long budget) throws IOException {
-    for (int i = 0; i < warmupFiles; i++) {
-      check(new Path(dir, "warmup-" + i), warmupSize);
-    }
+    checkWarmupFiles();
     byte[] buf = new byte[READ_CHUNK];
     long share = Math.max(READ_CHUNK, budget / threads);
     for (Writer w : writers) {
@@ -470,6 +466,10 @@ public final class AppWorkload extends Configured implements Tool {
     AppContent content = new AppContent(Math.max(record, READ_CHUNK));
     long slots = Math.min((long) (seconds * MAX_RATE) + 1000,
         MAX_SLOTS / threads);
+    // Files first, as a long-lived application has written before its
+    // logs: with dfs.client.rdma.defer-start, a JVM's first stream keeps
+    // its first block on TCP, and a log is one block.
+    writeWarmupFiles(content);
     warmed = new CountDownLatch(threads);
     List<Log> logs = new ArrayList<Log>();
     for (int i = 0; i < threads; i++) {
@@ -514,6 +514,7 @@ public final class AppWorkload extends Configured implements Tool {
     for (Log log : logs) {
       verifyLog(content, log, share);
     }
+    checkWarmupFiles();
   }
 
   /** A log's length and replication; its head and tail read back. */
@@ -532,9 +533,7 @@ public final class AppWorkload extends Configured implements Tool {
   private void mixed() throws Exception {
     AppContent content = new AppContent(Math.max(Math.max(writeSize,
         record), READ_CHUNK));
-    for (int i = 0; i < warmupFiles; i++) {
-      writeFile(content, new Path(dir, "warmup-" + i), -1 - i, warmupSize);
-    }
+    writeWarmupFiles(content);
     List<Writer> writers = new ArrayList<Writer>();
     for (int t = 0; t < threads; t++) {
       writers.add(new Writer(t, content));
@@ -578,9 +577,7 @@ public final class AppWorkload extends Configured implements Tool {
 
   private void idle() throws Exception {
     AppContent content = new AppContent(Math.max(writeSize, READ_CHUNK));
-    for (int i = 0; i < warmupFiles; i++) {
-      writeFile(content, new Path(dir, "warmup-" + i), -1 - i, warmupSize);
-    }
+    writeWarmupFiles(content);
     awaitGo();
     startNanos = System.nanoTime();
     TimeUnit.NANOSECONDS.sleep((long) (seconds * 1e9));
@@ -594,6 +591,20 @@ public final class AppWorkload extends Configured implements Tool {
   }
 
   // -- shared ---------------------------------------------------------------
+
+  /** The -warmup-files files, unrecorded, before the measured phase. */
+  private void writeWarmupFiles(AppContent content) throws IOException {
+    for (int i = 0; i < warmupFiles; i++) {
+      writeFile(content, new Path(dir, "warmup-" + i), -1 - i, warmupSize);
+    }
+  }
+
+  /** The warm-up files' lengths and replication (counted as written). */
+  private void checkWarmupFiles() throws IOException {
+    for (int i = 0; i < warmupFiles; i++) {
+      check(new Path(dir, "warmup-" + i), warmupSize);
+    }
+  }
 
   /** With -ready and -go: says it is ready and waits for the go file. */
   private void awaitGo() throws IOException, InterruptedException {
