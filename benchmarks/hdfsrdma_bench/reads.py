@@ -29,6 +29,7 @@ from .app_runs import workload_jar
 from .apps import parse_result, read_latencies, run_figures
 from .harness import HarnessError, log
 from .profiles import READS
+from .read_profile import check_profile_arg, profile_reads
 from .units import GiB, MiB, human, parse_list, parse_size
 from .systems import default_of
 from .workloads import run_order
@@ -82,6 +83,10 @@ def add_read_options(ap):
                    help="about how much a sequential batch reads")
     g.add_argument("--read-rep", metavar="R", type=int,
                    help="replication of the files read")
+    g.add_argument("--reads-profile", metavar="NAME",
+                   help="after the runs, one more batch of workload NAME "
+                   "on stock and ucx with async-profiler's CPU samples in "
+                   "the DataNodes and the reader (OUT/reads-profile)")
     g.add_argument("--read-min-bytes", metavar="SIZE", type=parse_size,
                    help="the ucx client's %s (default: the drop-in jar's;"
                    " 0: every read offers UCX)" % MIN_BYTES_KEY)
@@ -90,7 +95,8 @@ def add_read_options(ap):
 def check_read_args(ap, a):
     """--reads: what it excludes, its sizes (the profile's where the
     command line gives none); the workloads (a.reads_list)."""
-    given = [k for k in list(READS) + ["read_min_bytes"] if k in a.given]
+    given = [k for k in list(READS) + ["read_min_bytes", "reads_profile"]
+             if k in a.given]
     a.reads_list = []
     if not a.reads:
         if given:
@@ -114,6 +120,7 @@ def check_read_args(ap, a):
     if max(a.read_pread, default=0) > a.pread_file:
         ap.error("--read-pread: no read larger than --pread-file")
     a.reads_list = workloads(a)
+    check_profile_arg(ap, a)
 
 
 def workloads(a):
@@ -193,6 +200,8 @@ def run_reads(bench):
                 "%s %.1f MB/s p50 %.3f p99 %.3f ms" % (
                     s, got[s]["throughput_mb_s"], got[s]["p50_ms"],
                     got[s]["p99_ms"]) for s in bench.systems)))
+    if a.reads_profile:
+        profile_reads(bench, read_batch, jar)
 
 
 def prepare(bench, jar):
@@ -243,16 +252,16 @@ def read_args(r, c, rep, lat_file):
             "-lat-file", lat_file]
 
 
-def read_batch(bench, system, r, run, jar):
-    """One run of `r` on `system`: its JVM launched, waited for and
-    checked; the run's row."""
+def read_batch(bench, system, r, run, jar, jvm_props=()):
+    """One run of `r` on `system`: its JVM launched (with `jvm_props`
+    too), waited for and checked; the run's row."""
     c = bench.cluster_of[system]
     client = bench.clients[system]
     bench.seq += 1
     base = os.path.join(bench.out, "reads", "%04d-%s-%s-%d" % (
         bench.seq, r.name, system, run))
-    props = ["-Dhdfsrdma.stats.file=" + base + ".ucx"] if client.agent \
-        else []
+    props = (["-Dhdfsrdma.stats.file=" + base + ".ucx"] if client.agent
+             else []) + list(jvm_props)
     argv = client.jvm_argv(READ_CLASS, read_args(r, c, bench.args.read_rep,
                                                  base + ".lat"),
                            props, [jar])

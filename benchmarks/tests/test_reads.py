@@ -42,6 +42,12 @@ class Workloads(unittest.TestCase):
         self.assertIn("seq-5G", [r.name for r in parse_args(
             ["--reads", "--paper"]).reads_list])
 
+    def test_profile_names_a_measured_workload(self):
+        a = parse_args(["--reads", "--read-seq", "1G", "--reads-profile",
+                        "seq-1G"])
+        self.assertEqual(a.reads_profile, "seq-1G")
+        self.assertIsNone(parse_args(["--reads"]).reads_profile)
+
     def test_files_each_size_needs(self):
         a = parse_args(["--reads", "--read-seq", "64M", "--read-threads",
                         "8", "--read-threads-size", "64M"])
@@ -52,7 +58,10 @@ class Workloads(unittest.TestCase):
         for argv in (["--read-seq", "1M"], ["--reads", "--apps"],
                      ["--reads", "--read-pread", "1G"],
                      ["--reads", "--read-min-bytes", "-1"],
-                     ["--reads", "--conf-self-test"]):
+                     ["--reads", "--conf-self-test"],
+                     ["--reads-profile", "seq-1G"],
+                     ["--reads", "--read-seq", "64M", "--reads-profile",
+                      "seq-1G"]):
             with self.assertRaises(SystemExit, msg=argv):
                 parse_quietly(argv)
 
