@@ -10,7 +10,7 @@ OUT/apps-profile."""
 import os
 
 from .app_runs import app_batch, workload_jar
-from .flamegraphs import jcmd_profiler, profiler_library
+from .flamegraphs import client_agent, datanode_profiles, profiler_library
 from .harness import log
 from .stats import median, ratio
 
@@ -55,23 +55,18 @@ def profile_apps(bench):
         c = bench.cluster_of[system]
         for event in EVENTS:
             for kind in ("collapsed", "html"):
-                opt = ",collapsed" if kind == "collapsed" else ""
+                collapsed = kind == "collapsed"
                 spec = "event=%s,interval=%dus" % (event, interval)
                 name = "%s-%s-%s" % (app.name, system, event)
-                for p in c.dns:
-                    jcmd_profiler(bench, p.pid, "start," + spec)
-                try:
-                    # %p: each JVM of a batch writes its own file.
-                    agent = "-agentpath:%s=start,%s%s,file=%s" % (
-                        lib, spec, opt, os.path.join(
-                            d, "client-%s-%%p.%s" % (name, kind)))
+                # %p: each JVM of a batch writes its own file.
+                agent = client_agent(lib, spec, collapsed, os.path.join(
+                    d, "client-%s-%%p.%s" % (name, kind)))
+                with datanode_profiles(
+                        bench, c, spec, collapsed,
+                        lambda i: os.path.join(d, "dn%d-%s.%s" % (
+                            i, name, kind))):
                     row = app_batch(bench, system, app, 0, jar,
                                     jvm_props=[agent], tag_prefix="profile-")
-                finally:
-                    for i, p in enumerate(c.dns):
-                        jcmd_profiler(bench, p.pid, "stop%s,file=%s" % (
-                            opt, os.path.join(d, "dn%d-%s.%s" % (
-                                i + 1, name, kind))))
                 log("profiled %s on %s (%s, %s): %.1f MB/s" % (
                     app.name, system, event, kind,
                     row["throughput_mb_s"] or 0))

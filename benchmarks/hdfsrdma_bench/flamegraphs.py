@@ -1,6 +1,7 @@
 """--flamegraphs: CPU profiles of one extra put per system by
 async-profiler, in the client JVM and in every DataNode."""
 
+import contextlib
 import os
 import subprocess
 
@@ -46,6 +47,28 @@ def jcmd_profiler(bench, pid, command):
             pid, command, (r.stdout + r.stderr).strip()[-300:]))
 
 
+def client_agent(lib, spec, collapsed, path):
+    """The JVM option that profiles a client JVM from launch with `spec`
+    (event and interval) into `path`, as collapsed stacks or HTML."""
+    return "-agentpath:%s=start,%s%s,file=%s" % (
+        lib, spec, ",collapsed" if collapsed else "", path)
+
+
+@contextlib.contextmanager
+def datanode_profiles(bench, cluster, spec, collapsed, path_of):
+    """async-profiler with `spec` in every DataNode of `cluster` while the
+    block runs; DataNode i's samples (1-based) go to path_of(i)."""
+    for p in cluster.dns:
+        jcmd_profiler(bench, p.pid, "start," + spec)
+    try:
+        yield
+    finally:
+        opt = ",collapsed" if collapsed else ""
+        for i, p in enumerate(cluster.dns):
+            jcmd_profiler(bench, p.pid, "stop%s,file=%s" % (
+                opt, path_of(i + 1)))
+
+
 def flamegraphs(bench):
     """CPU profiles of one put per system (not recorded in the sweep):
     the client JVM (profiled from launch) and every DataNode (attached
@@ -62,21 +85,15 @@ def flamegraphs(bench):
         c = bench.cluster_of[system]
         for kind in ("collapsed", "html"):
             name = "%s-%s-r%d" % (system, human(size), rep)
-            opt = ",collapsed" if kind == "collapsed" else ""
-            for p in c.dns:
-                jcmd_profiler(bench, p.pid, "start," + event)
-            client = os.path.join(d, "client-%s.%s" % (name, kind))
-            agent = "-agentpath:%s=start,%s%s,file=%s" % (
-                lib, event, opt, client)
-            try:
+            collapsed = kind == "collapsed"
+            agent = client_agent(lib, event, collapsed, os.path.join(
+                d, "client-%s.%s" % (name, kind)))
+            with datanode_profiles(bench, c, event, collapsed,
+                                   lambda i: os.path.join(d, "dn%d-%s.%s" % (
+                                       i, name, kind))):
                 jobs, _, dn_cpu, _, _, _ = put_batch(
                     bench, system, [(path, digest)], rep, "profile-" + kind,
                     False, jvm_props=[agent])
-            finally:
-                for i, p in enumerate(c.dns):
-                    jcmd_profiler(bench, p.pid, "stop%s,file=%s" % (
-                        opt, os.path.join(d, "dn%d-%s.%s" % (
-                            i + 1, name, kind))))
             log("profiled %s put of %s at rep %d (%s): %.2f s, client "
                 "CPU %.2f s, DataNode CPU %.2f s" % (
                     system, human_long(size), rep, kind, jobs[0]["wall"],

@@ -7,7 +7,7 @@ read with profile_summary.py."""
 
 import os
 
-from .flamegraphs import jcmd_profiler, profiler_library
+from .flamegraphs import client_agent, datanode_profiles, profiler_library
 from .harness import log
 
 
@@ -33,20 +33,14 @@ def profile_reads(bench, batch, jar):
     for system in ("stock", "ucx"):
         c = bench.cluster_of[system]
         for kind in ("collapsed", "html"):
-            opt = ",collapsed" if kind == "collapsed" else ""
+            collapsed = kind == "collapsed"
             name = "%s-%s" % (r.name, system)
-            for p in c.dns:
-                jcmd_profiler(bench, p.pid, "start," + spec)
-            try:
-                agent = "-agentpath:%s=start,%s%s,file=%s" % (
-                    lib, spec, opt, os.path.join(
-                        d, "client-%s.%s" % (name, kind)))
+            agent = client_agent(lib, spec, collapsed, os.path.join(
+                d, "client-%s.%s" % (name, kind)))
+            with datanode_profiles(bench, c, spec, collapsed,
+                                   lambda i: os.path.join(d, "dn%d-%s.%s" % (
+                                       i, name, kind))):
                 row = batch(bench, system, r, 0, jar, jvm_props=[agent])
-            finally:
-                for i, p in enumerate(c.dns):
-                    jcmd_profiler(bench, p.pid, "stop%s,file=%s" % (
-                        opt, os.path.join(d, "dn%d-%s.%s" % (
-                            i + 1, name, kind))))
             log("profiled %s on %s (%s): %.1f MB/s, DataNodes %.3f s of "
                 "CPU per GiB" % (r.name, system, kind,
                                  row["throughput_mb_s"] or 0,
