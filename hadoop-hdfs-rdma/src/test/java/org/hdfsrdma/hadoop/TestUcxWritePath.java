@@ -14,6 +14,7 @@ import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.hdfs.DFSConfigKeys;
 import org.apache.hadoop.hdfs.DFSTestUtil;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
+import org.apache.hadoop.test.GenericTestUtils;
 import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
 import org.hdfsrdma.hadoop.runtime.UcxRuntime;
 import org.hdfsrdma.ucx.UcxLibrary;
@@ -95,13 +96,24 @@ public class TestUcxWritePath {
    */
   private void writeAndCheck(String name, int size, short replication)
       throws Exception {
+    writeAndCheck(fs, name, size, replication, true);
+  }
+
+  /**
+   * As {@link #writeAndCheck(String, int, short)} through {@code client},
+   * whose descriptors come on the block's socket or over UCX.
+   */
+  private void writeAndCheck(FileSystem client, String name, int size,
+      short replication, boolean descriptorsOnSocket) throws Exception {
     byte[] data = new byte[size];
     new Random(size * 31L + replication).nextBytes(data);
     Path path = new Path("/ucx/" + name);
     long before = fetchedTotal();
     long directBefore = UcxCounters.dataBytesReadDirectly();
     long tcpBlocks = UcxCounters.blocksOverTcp();
-    try (FSDataOutputStream out = fs.create(path, replication)) {
+    long ucxBlocks = UcxCounters.blocksOverUcx();
+    long onSocket = UcxCounters.blocksWithSocketDescriptors();
+    try (FSDataOutputStream out = client.create(path, replication)) {
       out.write(data);
     }
     DFSTestUtil.waitReplication(fs, path, replication);
@@ -116,6 +128,27 @@ public class TestUcxWritePath {
         fetched, UcxCounters.dataBytesReadDirectly() - directBefore);
     assertEquals("replicas whose packets came on the socket", tcpBlocks,
         UcxCounters.blocksOverTcp());
+    // Counted as each receiver closes, which may follow the client's close.
+    long replicas = (size + BLOCK_SIZE - 1L) / BLOCK_SIZE * replication;
+    GenericTestUtils.waitFor(() -> UcxCounters.blocksOverUcx() - ucxBlocks
+        == replicas, 10, 10_000);
+    assertEquals("replicas whose descriptors came on the socket",
+        descriptorsOnSocket ? replicas : 0,
+        UcxCounters.blocksWithSocketDescriptors() - onSocket);
+  }
+
+  /** A client that sends each DataNode its descriptors over UCX. */
+  @Test(timeout = 300_000)
+  public void testDescriptorsOverUcx() throws Exception {
+    Configuration conf = new Configuration(fs.getConf());
+    conf.setBoolean(
+        HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_SOCKET_DESCRIPTORS_KEY, false);
+    try (FileSystem client = FileSystem.newInstance(fs.getUri(), conf)) {
+      for (int size : new int[] {1, 64 * 1024 + 1, 3 * BLOCK_SIZE + 12345}) {
+        writeAndCheck(client, "ucx-descriptors-" + size, size, (short) 3,
+            false);
+      }
+    }
   }
 
   @Test(timeout = 300_000)

@@ -48,6 +48,15 @@ public final class UcxCounters {
     return n;
   }
 
+  /** Of {@link #blocksOverUcx}, those whose descriptors came on the socket. */
+  public static long blocksWithSocketDescriptors() {
+    long n = 0;
+    for (UcxDataNodeMetrics m : all()) {
+      n += m.socketDescriptorBlocks();
+    }
+    return n;
+  }
+
   public static long blocksOverTcp() {
     long n = 0;
     for (UcxDataNodeMetrics m : all()) {

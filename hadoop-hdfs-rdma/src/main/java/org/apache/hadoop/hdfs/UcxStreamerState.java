@@ -236,9 +236,10 @@ public final class UcxStreamerState {
       nodes[i] = pipeline[i].getXferAddr();
       names[i] = pipeline[i].toString();
     }
+    // out becomes the DataStreamer's blockStream: the packets' socket.
     WriteRequest request = stream.offer(block.toString(), nodes, names,
         block.getBlockPoolId(), block.getBlockId(), newGS,
-        token.getPassword(), packetSize);
+        token.getPassword(), packetSize, out);
     return request == null ? out
         : OpRewriter.withRequest(out, request);
   }

@@ -1,6 +1,7 @@
 package org.hdfsrdma.hadoop.client;
 
 import java.io.IOException;
+import java.io.OutputStream;
 import java.util.List;
 
 import org.apache.hadoop.conf.Configuration;
@@ -170,6 +171,20 @@ public final class ClientStream {
   public WriteRequest offer(String block, String[] nodes, String[] nodeNames,
       String blockPoolId, long blockId, long newGS, byte[] tokenPassword,
       int packetSize) {
+    return offer(block, nodes, nodeNames, blockPoolId, blockId, newGS,
+        tokenPassword, packetSize, null);
+  }
+
+  /**
+   * As {@link #offer(String, String[], String[], String, long, long,
+   * byte[], int)}, offering to write the descriptors on {@code socket},
+   * the stream the op goes out on and the packets would follow, when
+   * {@code dfs.client.rdma.socket-descriptors} allows and the client
+   * feeds every DataNode.
+   */
+  public WriteRequest offer(String block, String[] nodes, String[] nodeNames,
+      String blockPoolId, long blockId, long newGS, byte[] tokenPassword,
+      int packetSize, OutputStream socket) {
     endPipeline();
     engage();
     if (nodes.length > DescriptorSender.MAX_PIPELINE) {
@@ -185,7 +200,8 @@ public final class ClientStream {
     }
     offered = new OfferedPipeline(block, nodes, nodeNames, blockPoolId,
         blockId, newGS, tokenPassword, packetSize,
-        DistributionPolicy.feeders(runtime, conf, nodes));
+        DistributionPolicy.feeders(runtime, conf, nodes),
+        conf.clientSocketDescriptors() ? socket : null);
     last = offered;
     return offered.request;
   }
@@ -239,7 +255,8 @@ public final class ClientStream {
     runtime.metrics().countPipeline(
         DistributionPolicy.outcomeOf(p.request.feeders()));
     sender.start(p.block, p.nodeNames, p.blockId, p.generationStamp,
-        p.sessionIds, connect.endpoints, runtime.metrics().openStream());
+        p.sessionIds, connect.endpoints, p.descriptorSocket(commits),
+        runtime.metrics().openStream());
     active = true;
     LOG.debug("hdfs-rdma: {} moves over UCX to {} DataNodes, {} fed by the"
         + " client", p.block, p.nodes.length, p.fed);

@@ -2,6 +2,8 @@ package org.hdfsrdma.hadoop.client;
 
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
@@ -64,6 +66,11 @@ final class DescriptorSender {
   private UcxEndpoint[] endpoints;
   private AnnouncedRegions announced;
   private WriterCounters.Slot counters;
+  /** The block's socket the descriptors go on, or null (over UCX). */
+  private OutputStream socket;
+  /** One descriptor as it goes on the socket: every DataNode's. */
+  private final ByteBuffer frame =
+      ByteBuffer.allocate(PacketDescriptor.LENGTH);
 
   /**
    * @param pipelineFailed whether the pipeline failed already (stop
@@ -100,10 +107,13 @@ final class DescriptorSender {
    * nodes this client feeds.
    *
    * @param nodes the pipeline's DataNodes, for messages
+   * @param socket the block's socket to DataNode 1 when every DataNode
+   *     takes the descriptors there, else null
    */
   void start(String block, String[] nodes, long blockId,
       long generationStamp, long[] sessionIds, UcxEndpoint[] endpoints,
-      WriterCounters.Slot counters) {
+      OutputStream socket, WriterCounters.Slot counters) {
+    this.socket = socket;
     this.block = block;
     this.nodes = nodes;
     this.blockId = blockId;
@@ -121,6 +131,7 @@ final class DescriptorSender {
       counters = null;
     }
     endpoints = null;
+    socket = null;
   }
 
   /**
@@ -155,6 +166,9 @@ final class DescriptorSender {
     if (p.syncBlock) {
       flags |= PacketDescriptor.FLAG_SYNC_BLOCK;
     }
+    if (socket != null) {
+      return sendOnSocket(p, flags, region, address);
+    }
     int slot = nextSlot;
     nextSlot = (nextSlot + 1) % RING;
     SendMemory m = memory;
@@ -179,6 +193,32 @@ final class DescriptorSender {
   }
 
   /**
+   * Writes {@code p}'s one descriptor on the block's socket, where stock
+   * writes the packet, after announcing its region to every DataNode over
+   * UCX (once per region and pipeline); each DataNode passes it on to its
+   * mirror. The session field is 0: the socket, bound to the block by
+   * Hadoop's op, says whose it is. A failed write is the socket's
+   * IOException, which Hadoop handles as stock's.
+   */
+  private boolean sendOnSocket(OutgoingPacket p, int flags, int region,
+      long address) throws IOException {
+    if (region != 0) {
+      for (int i = 0; i < endpoints.length; i++) {
+        if (!announce(i, region - 1)) {
+          return false;
+        }
+      }
+    }
+    descriptor.wrap(frame, 0).encode(0, blockId, generationStamp, p.seqno,
+        p.offsetInBlock, flags, region, address, p.checksumLength,
+        p.dataLength);
+    socket.write(frame.array(), 0, PacketDescriptor.LENGTH);
+    socket.flush();
+    counters.add(UcxJvmMetrics.SENT_BYTES, p.dataLength);
+    return true;
+  }
+
+  /**
    * Whether a packet without bytes can be described to every node now,
    * without waiting for a ring slot: the slots it would use are free.
    */
@@ -187,6 +227,9 @@ final class DescriptorSender {
     UcxEndpoint[] to = endpoints;
     if (to == null) {
       return false;
+    }
+    if (socket != null) {
+      return true;
     }
     for (int i = 0; i < to.length; i++) {
       if (m.ringStatus().inProgress(m.entry(nextSlot, i))) {

@@ -1,5 +1,6 @@
 package org.hdfsrdma.hadoop.client;
 
+import java.io.OutputStream;
 import java.util.List;
 
 import org.hdfsrdma.hadoop.protocol.CommitEntry;
@@ -27,16 +28,26 @@ final class OfferedPipeline {
   final long[] sessionIds;
   /** How many DataNodes the client feeds; the rest are fed by those. */
   final int fed;
+  /**
+   * The block's socket to DataNode 1, where the descriptors go should
+   * every DataNode take them there; null when they go over UCX.
+   */
+  final OutputStream socket;
 
   /**
    * @param feeders the DataNodes the client feeds in a chain, or 0 when it
    *     feeds them all ({@link DistributionPolicy#feeders})
    * @param tokenPassword the block token's password (keys session ids)
+   * @param socket the block's socket to DataNode 1, to offer the
+   *     descriptors on (fan-out only), or null
    */
   OfferedPipeline(String block, String[] nodes, String[] nodeNames,
       String blockPoolId, long blockId, long generationStamp,
-      byte[] tokenPassword, int packetSize, int feeders) {
-    this.request = WriteRequest.create(packetSize, feeders);
+      byte[] tokenPassword, int packetSize, int feeders,
+      OutputStream socket) {
+    this.request = WriteRequest.create(packetSize, feeders)
+        .withSocketDescriptors(socket != null);
+    this.socket = request.socketDescriptors() ? socket : null;
     this.fed = feeders == 0 ? nodes.length : feeders;
     this.block = block;
     this.nodes = nodes.clone();
@@ -61,6 +72,23 @@ final class OfferedPipeline {
       }
     }
     return true;
+  }
+
+  /**
+   * Where the descriptors of a pipeline that committed with
+   * {@code commits} go: the block's socket when the request offered it
+   * and every DataNode takes them there, else null (over UCX).
+   */
+  OutputStream descriptorSocket(List<CommitEntry> commits) {
+    if (socket == null) {
+      return null;
+    }
+    for (CommitEntry c : commits) {
+      if (!c.takesSocketDescriptors()) {
+        return null;
+      }
+    }
+    return socket;
   }
 
   /** Whether {@code node} indexes a DataNode of the pipeline. */

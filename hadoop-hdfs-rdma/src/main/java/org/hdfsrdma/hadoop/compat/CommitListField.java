@@ -87,6 +87,9 @@ public final class CommitListField {
     if (e.getSharedMemoryProfile() != null) {
       p.setSharedMemoryProfile(e.getSharedMemoryProfile());
     }
+    if (e.takesSocketDescriptors()) {
+      p.setSocketDescriptors(true);
+    }
     return p.build();
   }
 
@@ -136,10 +139,11 @@ public final class CommitListField {
       throw new IOException("hdfs-rdma commit entry without " + missing);
     }
     // the address's bytes: CommitEntry decodes them strictly
-    return CommitEntry.received(p.getXferAddrBytes().toByteArray(),
+    CommitEntry e = CommitEntry.received(p.getXferAddrBytes().toByteArray(),
         p.getWorkerAddress().toByteArray(), p.getUid(),
         p.getHostId().toByteArray(), p.getIngestBytesPerSecond(),
         p.hasSharedMemoryProfile()
             ? p.getSharedMemoryProfileBytes().toByteArray() : null);
+    return p.getSocketDescriptors() ? e.takingSocketDescriptors() : e;
   }
 }

@@ -56,11 +56,14 @@ public final class WriteRequestField {
 
   /** @return a set of one field, {@link #NUMBER}, holding {@code r} */
   static UnknownFieldSet asUnknownFields(WriteRequest r) {
-    ByteString payload = WriteRequestProto.newBuilder()
+    WriteRequestProto.Builder p = WriteRequestProto.newBuilder()
         .setNonce(ByteString.copyFrom(r.getNonce()))
         .setPacketSize(r.getPacketSize())
-        .setFeeders(r.feeders())
-        .build().toByteString();
+        .setFeeders(r.feeders());
+    if (r.socketDescriptors()) {
+      p.setSocketDescriptors(true);
+    }
+    ByteString payload = p.build().toByteString();
     return UnknownFieldSet.newBuilder().addField(NUMBER,
         UnknownFieldSet.Field.newBuilder().addLengthDelimited(payload)
             .build()).build();
@@ -94,6 +97,7 @@ public final class WriteRequestField {
       throw new IOException("hdfs-rdma write request without " + missing);
     }
     return WriteRequest.received(p.getNonce().toByteArray(),
-        p.getPacketSize(), p.getFeeders());
+        p.getPacketSize(), p.getFeeders())
+        .withSocketDescriptors(p.getSocketDescriptors());
   }
 }

@@ -47,6 +47,10 @@ public final class HdfsRdmaConfigKeys {
   public static final String DFS_CLIENT_RDMA_DEFER_START_KEY =
       "dfs.client.rdma.defer-start";
   public static final boolean DFS_CLIENT_RDMA_DEFER_START_DEFAULT = true;
+  public static final String DFS_CLIENT_RDMA_SOCKET_DESCRIPTORS_KEY =
+      "dfs.client.rdma.socket-descriptors";
+  public static final boolean DFS_CLIENT_RDMA_SOCKET_DESCRIPTORS_DEFAULT =
+      true;
   public static final String DFS_CLIENT_RDMA_PACKET_TIMERS_ENABLED_KEY =
       "dfs.client.rdma.packet-timers.enabled";
   public static final boolean DFS_CLIENT_RDMA_PACKET_TIMERS_ENABLED_DEFAULT =

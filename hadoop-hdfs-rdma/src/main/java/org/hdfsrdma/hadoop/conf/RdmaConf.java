@@ -24,6 +24,7 @@ public final class RdmaConf {
   private final long clientUnreachableRetryMs;
   private final boolean clientTimers;
   private final boolean clientDeferStart;
+  private final boolean clientSocketDescriptors;
   private final DistributionMode distribution;
   private final int hybridFeeders;
   private final int clientWorkers;
@@ -95,6 +96,9 @@ public final class RdmaConf {
         DFS_CLIENT_RDMA_PACKET_TIMERS_ENABLED_DEFAULT);
     clientDeferStart = r.getBoolean(DFS_CLIENT_RDMA_DEFER_START_KEY,
         DFS_CLIENT_RDMA_DEFER_START_DEFAULT);
+    clientSocketDescriptors = r.getBoolean(
+        DFS_CLIENT_RDMA_SOCKET_DESCRIPTORS_KEY,
+        DFS_CLIENT_RDMA_SOCKET_DESCRIPTORS_DEFAULT);
     String mode = conf.getTrimmed(DFS_CLIENT_RDMA_DISTRIBUTION_KEY,
         DFS_CLIENT_RDMA_DISTRIBUTION_DEFAULT);
     DistributionMode parsed = DistributionMode.parse(mode);
@@ -170,21 +174,9 @@ public final class RdmaConf {
     dataNodeMaxRegionsPerBlock = r.getInt(
         DFS_DATANODE_RDMA_MAX_REGIONS_PER_BLOCK_KEY,
         DFS_DATANODE_RDMA_MAX_REGIONS_PER_BLOCK_DEFAULT);
-    long slabs = (clientPoolMaxBytes + clientPoolSlabBytes - 1)
-        / clientPoolSlabBytes;
-    if (clientEnabled && slabs > dataNodeMaxRegionsPerBlock) {
-      // Each slab is a region a block may announce; a DataNode fails the
-      // block's pipeline (over to TCP) at one past its limit. Only said:
-      // the DataNodes' limit is theirs, this is just the same file's.
-      r.problem(DFS_CLIENT_RDMA_POOL_MAX_BYTES_KEY + " slabs " + slabs
-          + " > " + dataNodeMaxRegionsPerBlock,
-          DFS_CLIENT_RDMA_POOL_MAX_BYTES_KEY + "=" + clientPoolMaxBytes
-          + " is up to " + slabs + " slabs of "
-          + DFS_CLIENT_RDMA_POOL_SLAB_BYTES_KEY + "=" + clientPoolSlabBytes
-          + ", more than " + DFS_DATANODE_RDMA_MAX_REGIONS_PER_BLOCK_KEY
-          + "=" + dataNodeMaxRegionsPerBlock + " (a DataNode with that"
-          + " limit fails a block's pipeline over to TCP once the pool"
-          + " passes it); using them as set: raise the slab size");
+    if (clientEnabled) {
+      r.checkSlabsAgainstRegions(clientPoolMaxBytes, clientPoolSlabBytes,
+          dataNodeMaxRegionsPerBlock);
     }
     dataNodeUnboundConnectionTimeoutMs = r.getLong(
         DFS_DATANODE_RDMA_UNBOUND_CONNECTION_TIMEOUT_MS_KEY,
@@ -343,6 +335,11 @@ public final class RdmaConf {
   /** Whether a JVM's first block waits for UCX over TCP (see key). */
   public boolean clientDeferStart() {
     return clientDeferStart;
+  }
+
+  /** dfs.client.rdma.socket-descriptors: see hdfs-rdma-default.xml. */
+  public boolean clientSocketDescriptors() {
+    return clientSocketDescriptors;
   }
 
   /** Most bytes a DataNode's landing pool registers. */

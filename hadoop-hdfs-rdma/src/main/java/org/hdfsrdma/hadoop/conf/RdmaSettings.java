@@ -200,6 +200,8 @@ public final class RdmaSettings {
     f.put(DFS_CLIENT_RDMA_ENABLED_KEY, "whether the client writes over UCX");
     f.put(DFS_CLIENT_RDMA_DEFER_START_KEY, "whether a JVM's first block"
         + " goes over TCP while UCX starts");
+    f.put(DFS_CLIENT_RDMA_SOCKET_DESCRIPTORS_KEY, "whether a fan-out's"
+        + " descriptors travel on the block's socket");
     f.put(DFS_CLIENT_RDMA_PACKET_TIMERS_ENABLED_KEY,
         "whether client packets are timed");
     f.put(DFS_DATANODE_RDMA_ENABLED_KEY, "whether the DataNode serves UCX");
@@ -340,6 +342,31 @@ public final class RdmaSettings {
     }
 
     /** A problem, logged once per {@code id} and JVM. */
+    /**
+     * Says when a client pool of {@code poolMaxBytes} in slabs of
+     * {@code slabBytes} may announce more regions to a block than a
+     * DataNode with {@code maxRegions} accepts.
+     */
+    void checkSlabsAgainstRegions(long poolMaxBytes, long slabBytes,
+        int maxRegions) {
+      long slabs = (poolMaxBytes + slabBytes - 1) / slabBytes;
+      if (slabs <= maxRegions) {
+        return;
+      }
+      // Each slab is a region a block may announce; a DataNode fails the
+      // block's pipeline (over to TCP) at one past its limit. Only said:
+      // the DataNodes' limit is theirs, this is just the same file's.
+      problem(DFS_CLIENT_RDMA_POOL_MAX_BYTES_KEY + " slabs " + slabs
+          + " > " + maxRegions,
+          DFS_CLIENT_RDMA_POOL_MAX_BYTES_KEY + "=" + poolMaxBytes
+          + " is up to " + slabs + " slabs of "
+          + DFS_CLIENT_RDMA_POOL_SLAB_BYTES_KEY + "=" + slabBytes
+          + ", more than " + DFS_DATANODE_RDMA_MAX_REGIONS_PER_BLOCK_KEY
+          + "=" + maxRegions + " (a DataNode with that"
+          + " limit fails a block's pipeline over to TCP once the pool"
+          + " passes it); using them as set: raise the slab size");
+    }
+
     void problem(String id, String message) {
       problems.add(new String[] {logKey(id), "hdfs-rdma: " + message});
     }

@@ -85,13 +85,17 @@ final class BlockTally {
   /**
    * The block is over: counted as received over TCP when its packets came
    * on the socket, over UCX when they came by UCX (its busy time then
-   * noted in the ingest rate), not at all when none came.
+   * noted in the ingest rate; {@code socketDescriptors}: their
+   * descriptors came on the socket), not at all when none came.
    */
-  void close(boolean overSocket) {
+  void close(boolean overSocket, boolean socketDescriptors) {
     counters.close();
     if (overSocket) {
       dataNode.metrics().countBlock(false);
     } else if (packets > 0) {
+      if (socketDescriptors) {
+        dataNode.metrics().countSocketDescriptorBlock();
+      }
       dataNode.metrics().countBlock(true);
       dataNode.ingest().note(bytes, busyNanos);
     }

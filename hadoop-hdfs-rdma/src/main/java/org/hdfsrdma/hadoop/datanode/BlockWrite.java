@@ -203,12 +203,15 @@ public final class BlockWrite {
     }
     List<CommitEntry> entries = new ArrayList<CommitEntry>(
         downstream.size() + 1);
-    entries.add(new CommitEntry(self, dataNode.runtime().workerAddress(),
-        HostIdentity.uid(), HostIdentity.hostId(),
-        dataNode.ingest().bytesPerSecond(),
-        dataNode.runtime().sharedMemoryProfile()));
+    CommitEntry own = new CommitEntry(self,
+        dataNode.runtime().workerAddress(), HostIdentity.uid(),
+        HostIdentity.hostId(), dataNode.ingest().bytesPerSecond(),
+        dataNode.runtime().sharedMemoryProfile());
+    // Only a fan-out's request offers them (WriteRequest): nothing to feed.
+    boolean onSocket = request.socketDescriptors() && fed == null;
+    entries.add(onSocket ? own.takingSocketDescriptors() : own);
     entries.addAll(downstream);
-    fetcher = new PacketFetcher(session, dataNode, socket);
+    fetcher = new PacketFetcher(session, dataNode, socket, onSocket);
     if (fed != null) {
       fetcher.feed(new PacketForwarder(dataNode, fed.getXferAddr(),
           fed.getWorkerAddress(), SessionIds.of(tokenPassword,

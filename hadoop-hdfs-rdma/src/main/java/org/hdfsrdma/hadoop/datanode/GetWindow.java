@@ -78,6 +78,11 @@ final class GetWindow {
     worker.keepWhileInFlight(this, null, gets);
   }
 
+  /** Descriptors the window could take before it is full. */
+  int room() {
+    return size - count;
+  }
+
   /** Whether no descriptor waits in the window. */
   boolean isEmpty() {
     return count == 0;

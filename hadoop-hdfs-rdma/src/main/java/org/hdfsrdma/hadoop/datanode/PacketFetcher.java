@@ -4,6 +4,7 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
+import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectableChannel;
 import java.util.concurrent.TimeUnit;
@@ -40,7 +41,11 @@ import org.hdfsrdma.ucx.UcxWorker;
  *
  * <p>While waiting it watches the block's socket ({@link UpstreamSocket}):
  * when the client sends the block there after all, {@link #next} returns
- * false and the rest is read from {@link #socketStream} as stock.
+ * false and the rest is read from {@link #socketStream} as stock. When the
+ * client writes the descriptors there ({@link SocketDescriptors}), the
+ * receiver reads them from the socket as stock reads packets, passes them
+ * on to its mirror where Hadoop mirrors a packet, and makes no UCX call
+ * for a same-host packet.
  */
 public final class PacketFetcher implements Closeable {
 
@@ -57,6 +62,7 @@ public final class PacketFetcher implements Closeable {
   private final LandingLeases landing;
   private final DownstreamFeed feed;
   private final GetWindow window;
+  private final SocketDescriptors onSocket;
   private UcxConnections.Connection connection;
   private boolean closed;
 
@@ -66,14 +72,17 @@ public final class PacketFetcher implements Closeable {
    *
    * @param socket the block's socket from the upstream node or client, to
    *     watch while waiting (non-blocking); null to not watch it
+   * @param descriptorsOffered whether the client offered to write the
+   *     descriptors on that socket (and this DataNode took the offer)
    */
   public PacketFetcher(UcxBlockSession session, UcxDataNode dataNode,
-      SelectableChannel socket) {
+      SelectableChannel socket, boolean descriptorsOffered) {
     this.session = session;
     this.dataNode = dataNode;
     this.worker = dataNode.runtime().worker();
     this.timeoutMs = dataNode.conf().getTimeoutMs();
-    this.socket = new UpstreamSocket(socket, session.description());
+    this.socket = new UpstreamSocket(socket, session.description(),
+        descriptorsOffered);
     this.clock = new PhaseClock(dataNode.metrics().times());
     this.tally = new BlockTally(dataNode);
     this.current = new FetchedPacket(session.maxPacketBytes());
@@ -86,6 +95,8 @@ public final class PacketFetcher implements Closeable {
     EndpointBack back = new EndpointBack(dataNode.server().connections(),
         worker, driver, session, timeoutMs);
     this.window = new GetWindow(session, worker, driver, back, landing,
+        dataNode.conf().getsInFlight(), timeoutMs);
+    this.onSocket = new SocketDescriptors(session, worker, driver,
         dataNode.conf().getsInFlight(), timeoutMs);
   }
 
@@ -147,15 +158,30 @@ public final class PacketFetcher implements Closeable {
           + session.description());
     }
     feed.releaseUnoffered();
+    boolean fromSocket = session.descriptorsOnSocket();
+    if (fromSocket && in == null) {
+      throw new UcxPathException("hdfs-rdma: " + session.description()
+          + ": descriptors on a socket this receiver does not read");
+    }
     if (window.isEmpty()) {
-      if (!awaitDescriptor(in)) {
+      if (fromSocket) {
+        onSocket.take(in, -1);
+      } else if (!awaitDescriptor(in)) {
         return false;
       }
-    } else {
+    } else if (!fromSocket) {
       // Move what arrived meanwhile out of UCX's shared-memory receive
       // queue (64 messages, shared by all clients) into the session: only
       // progress empties it, and a full queue stalls the client's sends.
       worker.progress();
+    }
+    if (session.descriptorsOnSocket()) {
+      // Those already buffered, to start their gets (RDMA) and pass them
+      // on sooner.
+      while (session.queued() < window.room()
+          && SocketDescriptors.buffered(in)) {
+        onSocket.take(in, -1);
+      }
     }
     // From here to the packet's disk write this DataNode is the pipeline's
     // limit, not its upstream: what its ingest rate is measured over.
@@ -250,7 +276,23 @@ public final class PacketFetcher implements Closeable {
             + session.description() + " arrived over UCX in " + timeoutMs
             + " ms");
       }
-      if (worker.drive(driver, session, socket.slice(remaining))) {
+      if (socket.waitsOnSocket()) {
+        // Descriptors are offered on the socket: wait there, looking at
+        // UCX in between (the client sends them there after all when a
+        // DataNode of the pipeline does not take them on its socket).
+        boolean readable = socket.awaitReadable();
+        worker.progress();
+        if (window.take()) {
+          return true;
+        }
+        if (readable && in != null && socket.saysSomething(0)) {
+          if (!socket.carriesDescriptors()) {
+            return false;
+          }
+          onSocket.take(in, socket.probedByte());
+          return window.take();
+        }
+      } else if (worker.drive(driver, session, socket.slice(remaining))) {
         if (window.take()) {
           return true;
         }
@@ -278,14 +320,21 @@ public final class PacketFetcher implements Closeable {
   }
 
   /**
-   * Where Hadoop mirrors a packet: a DataNode that feeds another offers it
-   * the packet's landing buffer; otherwise nothing (the DataNodes behind
-   * fetch from the client). A failure here is a {@link UcxPathException}:
-   * the DataNode asks its client to continue over TCP, and Hadoop then
-   * sees a failed mirror, as for a failed socket write.
+   * Where Hadoop mirrors a packet to {@code mirror}: where the descriptors
+   * come on the socket, they go on to the mirror's socket (a failed write
+   * is a failed mirror, as stock's); a DataNode that feeds another offers
+   * it the packet's landing buffer; otherwise nothing (the DataNodes
+   * behind fetch from the client). A failure to offer is a
+   * {@link UcxPathException}: the DataNode asks its client to continue
+   * over TCP, and Hadoop then sees a failed mirror, as for a failed socket
+   * write.
    */
-  public void forward() throws IOException {
-    feed.forward(current);
+  public void forward(OutputStream mirror) throws IOException {
+    if (session.descriptorsOnSocket()) {
+      onSocket.forwardTo(mirror);
+    } else {
+      feed.forward(current);
+    }
   }
 
   /**
@@ -323,7 +372,7 @@ public final class PacketFetcher implements Closeable {
         session.close();
       }
       UcxConnections.unbound(connection);
-      tally.close(socket.carriesTheBlock());
+      tally.close(socket.carriesTheBlock(), session.descriptorsOnSocket());
     }
   }
 }

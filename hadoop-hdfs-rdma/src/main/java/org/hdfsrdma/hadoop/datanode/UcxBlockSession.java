@@ -4,6 +4,7 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 import org.hdfsrdma.ucx.PacketDescriptor;
 import org.hdfsrdma.ucx.RemoteRegion;
@@ -15,7 +16,9 @@ import org.hdfsrdma.ucx.UcxWorker;
  * waiting for the block's receiver.
  *
  * <p>Filled inside UCX's callback by {@link SessionTable} on whichever
- * thread progresses the worker (one at a time), drained by the block's
+ * thread progresses the worker (one at a time), or by the block's receiver
+ * itself when the descriptors come on the block's socket (the first
+ * descriptor decides which, for the block's life), drained by the block's
  * receiver thread: a ring of {@link PacketDescriptor#LENGTH}-byte slots
  * allocated with the session, with a volatile head and tail. Nothing is
  * allocated per packet.
@@ -33,6 +36,13 @@ public final class UcxBlockSession implements Closeable, UcxWorker.Readiness {
 
   /** DFSPacket.HEART_BEAT_SEQNO. */
   static final long HEART_BEAT_SEQNO = -1L;
+
+  /** Where the descriptors come from: not known yet, UCX, the socket. */
+  private static final int FROM_EITHER = 0;
+  private static final int FROM_UCX = 1;
+  private static final int FROM_SOCKET = 2;
+  private static final AtomicIntegerFieldUpdater<UcxBlockSession> SOURCE =
+      AtomicIntegerFieldUpdater.newUpdater(UcxBlockSession.class, "source");
 
   private final SessionTable table;
   private final long sessionId;
@@ -53,7 +63,10 @@ public final class UcxBlockSession implements Closeable, UcxWorker.Readiness {
   private volatile UcxWorker.Driver driver;
   private volatile IOException failure;
   private volatile boolean closed;
-  // Handler-side state (calls are serialized by UCX).
+  /** FROM_EITHER until the first descriptor decides it, for good. */
+  private volatile int source;
+  // Queueing state: the handler's (whose calls UCX serializes) or, when
+  // the descriptors come on the socket, the receiver's.
   private long lastSeqno = -1;
   private boolean sawLast;
   private long descriptors;
@@ -157,6 +170,11 @@ public final class UcxBlockSession implements Closeable, UcxWorker.Readiness {
       return fail("region " + id + " announced twice");
     }
     regions[id] = region;
+    UcxWorker.Driver dr = driver;
+    if (dr != null) {
+      // A receiver with a descriptor from the socket may wait for it.
+      dr.wake();
+    }
     return null;
   }
 
@@ -172,6 +190,40 @@ public final class UcxBlockSession implements Closeable, UcxWorker.Readiness {
    *     failed: a bound client breaking a rule loses its block)
    */
   String offer(PacketDescriptor d) {
+    if (source != FROM_UCX
+        && !SOURCE.compareAndSet(this, FROM_EITHER, FROM_UCX)) {
+      return fail("a descriptor over UCX for a block whose descriptors come"
+          + " on its socket");
+    }
+    return queue(d, true);
+  }
+
+  /**
+   * Checks a descriptor the block's socket carried against the session
+   * and queues it. Receiver only; from then on the session takes no
+   * descriptor over UCX.
+   *
+   * @return null when queued, otherwise why not (the session has failed)
+   */
+  String offerFromSocket(PacketDescriptor d) {
+    if (source != FROM_SOCKET
+        && !SOURCE.compareAndSet(this, FROM_EITHER, FROM_SOCKET)) {
+      return fail("a descriptor on the socket for a block whose descriptors"
+          + " come over UCX");
+    }
+    return queue(d, false);
+  }
+
+  /** Whether the block's descriptors come on its socket. */
+  boolean descriptorsOnSocket() {
+    return source == FROM_SOCKET;
+  }
+
+  /**
+   * Checks {@code d} and queues it for the receiver, waking it when
+   * {@code wake}; why not, or null.
+   */
+  private String queue(PacketDescriptor d, boolean wake) {
     if (closed || failure != null) {
       return description + " is closed";
     }
@@ -217,7 +269,7 @@ public final class UcxBlockSession implements Closeable, UcxWorker.Readiness {
     tail = t + 1;
     descriptors++;
     UcxWorker.Driver dr = driver;
-    if (dr != null) {
+    if (wake && dr != null) {
       dr.wake();
     }
     return null;

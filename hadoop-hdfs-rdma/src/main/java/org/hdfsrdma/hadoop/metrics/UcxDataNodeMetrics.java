@@ -50,6 +50,7 @@ public final class UcxDataNodeMetrics implements MetricsSource {
   private final AtomicLong blocksOverUcx = new AtomicLong();
   private final AtomicLong blocksOverTcp = new AtomicLong();
   private final AtomicLong blocksFellBack = new AtomicLong();
+  private final AtomicLong socketDescriptorBlocks = new AtomicLong();
   private final AtomicLong readsOverUcx = new AtomicLong();
   private final AtomicLong readBytesOverUcx = new AtomicLong();
   private final AtomicLong readsFellBack = new AtomicLong();
@@ -81,6 +82,9 @@ public final class UcxDataNodeMetrics implements MetricsSource {
   private final MutableCounterLong blocksOverTcpMetric = registry.newCounter(
       "BlocksOverTcp", "Client block replicas received with their packets on"
           + " the socket", 0L);
+  private final MutableCounterLong socketDescriptorBlocksMetric =
+      registry.newCounter("BlocksWithSocketDescriptors", "Of BlocksOverUcx,"
+          + " the replicas whose descriptors came on the block's socket", 0L);
   private final MutableCounterLong blocksFellBackMetric =
       registry.newCounter("BlocksFellBack", "Client blocks this DataNode's"
           + " UCX failed (a message refused, a get failed, no packet in"
@@ -133,6 +137,15 @@ public final class UcxDataNodeMetrics implements MetricsSource {
   /** A client block replica arrived: packets over UCX or the socket. */
   public void countBlock(boolean overUcx) {
     (overUcx ? blocksOverUcx : blocksOverTcp).incrementAndGet();
+  }
+
+  /** A replica over UCX had its descriptors on the block's socket. */
+  public void countSocketDescriptorBlock() {
+    socketDescriptorBlocks.incrementAndGet();
+  }
+
+  public long socketDescriptorBlocks() {
+    return socketDescriptorBlocks.get();
   }
 
   /** This DataNode's UCX failed a client block; it asked for TCP. */
@@ -205,6 +218,8 @@ public final class UcxDataNodeMetrics implements MetricsSource {
     Sources.advance(blocksOverUcxMetric, blocksOverUcx.get());
     Sources.advance(blocksOverTcpMetric, blocksOverTcp.get());
     Sources.advance(blocksFellBackMetric, blocksFellBack.get());
+    Sources.advance(socketDescriptorBlocksMetric,
+        socketDescriptorBlocks.get());
     Sources.advance(readsOverUcxMetric, readsOverUcx.get());
     Sources.advance(readBytesOverUcxMetric, readBytesOverUcx.get());
     Sources.advance(readsFellBackMetric, readsFellBack.get());

@@ -26,7 +26,9 @@ import java.util.Arrays;
  * ({@link org.hdfsrdma.hadoop.ShapeChooser}); and its shared-memory
  * profile (UCX release and shared-memory settings,
  * {@link org.hdfsrdma.ucx.UcxRelease#sharedMemoryProfile}), which a peer
- * on its host must share to use shared memory with it.
+ * on its host must share to use shared memory with it; and whether it
+ * takes the block's descriptors on its socket ({@link
+ * #takesSocketDescriptors}).
  *
  * <p>How it travels is not this class's business: it compiles unchanged
  * against every Hadoop release (see {@code org.hdfsrdma.hadoop.compat}).
@@ -44,6 +46,7 @@ public final class CommitEntry {
   private final byte[] hostId;
   private final long ingestBytesPerSecond;
   private final String sharedMemoryProfile;
+  private final boolean socketDescriptors;
 
   /** An entry without an ingest rate or a shared-memory profile. */
   public CommitEntry(String xferAddr, byte[] workerAddress, int uid,
@@ -88,6 +91,33 @@ public final class CommitEntry {
     this.hostId = hostId.clone();
     this.ingestBytesPerSecond = ingestBytesPerSecond;
     this.sharedMemoryProfile = sharedMemoryProfile;
+    this.socketDescriptors = false;
+  }
+
+  private CommitEntry(CommitEntry e) {
+    this.xferAddr = e.xferAddr;
+    this.workerAddress = e.workerAddress;
+    this.uid = e.uid;
+    this.hostId = e.hostId;
+    this.ingestBytesPerSecond = e.ingestBytesPerSecond;
+    this.sharedMemoryProfile = e.sharedMemoryProfile;
+    this.socketDescriptors = true;
+  }
+
+  /**
+   * This entry, saying the DataNode takes the block's descriptors on its
+   * socket and passes them on to its mirror.
+   */
+  public CommitEntry takingSocketDescriptors() {
+    return socketDescriptors ? this : new CommitEntry(this);
+  }
+
+  /**
+   * Whether the DataNode takes the block's descriptors on its socket, as
+   * the client's request asked, and passes them on to its mirror.
+   */
+  public boolean takesSocketDescriptors() {
+    return socketDescriptors;
   }
 
   /**
@@ -199,7 +229,8 @@ public final class CommitEntry {
         && Arrays.equals(hostId, c.hostId)
         && ingestBytesPerSecond == c.ingestBytesPerSecond
         && java.util.Objects.equals(sharedMemoryProfile,
-            c.sharedMemoryProfile);
+            c.sharedMemoryProfile)
+        && socketDescriptors == c.socketDescriptors;
   }
 
   @Override
@@ -214,6 +245,7 @@ public final class CommitEntry {
         + workerAddress.length + " bytes, uid=" + uid
         + (ingestBytesPerSecond > 0 ? ", ingest " + ingestBytesPerSecond
             + " B/s" : "") + (sharedMemoryProfile != null ? ", UCX "
-            + sharedMemoryProfile : "") + "}";
+            + sharedMemoryProfile : "")
+        + (socketDescriptors ? ", socket descriptors" : "") + "}";
   }
 }

@@ -14,7 +14,10 @@ import java.util.Arrays;
  * size, positive, which a DataNode checks against its packet buffers; and
  * the pipeline's feeders m, 0 to {@link #MAX_FEEDERS}: 0, the client feeds
  * every DataNode (fan-out); otherwise it feeds DataNodes 1..m and DataNode
- * k feeds DataNode k+m from its own landing buffers (m = 1 is a chain).
+ * k feeds DataNode k+m from its own landing buffers (m = 1 is a chain);
+ * and whether the client would carry each packet's descriptor on the
+ * block's socket, should every DataNode take it there
+ * ({@link #socketDescriptors}).
  *
  * <p>How it travels is not this class's business: it compiles unchanged
  * against every Hadoop release (see {@code org.hdfsrdma.hadoop.compat}).
@@ -37,6 +40,7 @@ public final class WriteRequest {
   private final byte[] nonce;
   private final int packetSize;
   private final int feeders;
+  private final boolean socketDescriptors;
 
   /**
    * @param nonce {@link #NONCE_LENGTH} bytes, copied
@@ -52,6 +56,26 @@ public final class WriteRequest {
     this.nonce = nonce.clone();
     this.packetSize = packetSize;
     this.feeders = feeders;
+    this.socketDescriptors = false;
+  }
+
+  private WriteRequest(WriteRequest r, boolean socketDescriptors) {
+    this.nonce = r.nonce;
+    this.packetSize = r.packetSize;
+    this.feeders = r.feeders;
+    this.socketDescriptors = socketDescriptors;
+  }
+
+  /**
+   * This request, saying whether the client would write each packet's
+   * descriptor on the block's socket. Only a fan-out carries them there
+   * (every DataNode fetches from the client), so a request with feeders
+   * never says so.
+   */
+  public WriteRequest withSocketDescriptors(boolean wanted) {
+    boolean value = wanted && feeders == 0;
+    return value == socketDescriptors ? this
+        : new WriteRequest(this, value);
   }
 
   /** A request with a fresh random nonce. */
@@ -107,6 +131,15 @@ public final class WriteRequest {
     return feeders;
   }
 
+  /**
+   * Whether the client would write each packet's descriptor on the block's
+   * socket, where stock writes the packet, if every DataNode commits to
+   * taking it there; otherwise it sends one over UCX to each DataNode.
+   */
+  public boolean socketDescriptors() {
+    return socketDescriptors;
+  }
+
   @Override
   public boolean equals(Object o) {
     if (!(o instanceof WriteRequest)) {
@@ -114,18 +147,20 @@ public final class WriteRequest {
     }
     WriteRequest w = (WriteRequest) o;
     return packetSize == w.packetSize && feeders == w.feeders
+        && socketDescriptors == w.socketDescriptors
         && Arrays.equals(nonce, w.nonce);
   }
 
   @Override
   public int hashCode() {
-    return (packetSize * 31 + feeders) * 31 + Arrays.hashCode(nonce);
+    return ((packetSize * 31 + feeders) * 31 + Arrays.hashCode(nonce)) * 2
+        + (socketDescriptors ? 1 : 0);
   }
 
   /** Shows no nonce: it keys the session id on clusters without tokens. */
   @Override
   public String toString() {
     return "WriteRequest{packetSize=" + packetSize + ", feeders=" + feeders
-        + "}";
+        + (socketDescriptors ? ", socketDescriptors" : "") + "}";
   }
 }

@@ -134,7 +134,7 @@ public class TestClientStream {
         new AtomicReference<Throwable>();
     Thread receiver = new Thread(() -> {
       try (PacketFetcher fetcher = new PacketFetcher(session, dataNode,
-          null)) {
+          null, false)) {
         for (int p = 0; p < total; p++) {
           fetcher.next(null);
           FetchedPacket f = fetcher.current();

@@ -27,7 +27,7 @@ public class TestOfferedPipeline {
 
   private static OfferedPipeline offer(int feeders) {
     return new OfferedPipeline("blk_7_1001", NODES.clone(), NAMES.clone(),
-        "BP-1", 7, 1001, TOKEN, 65536, feeders);
+        "BP-1", 7, 1001, TOKEN, 65536, feeders, null);
   }
 
   private static CommitEntry commit(String node) {
@@ -67,7 +67,7 @@ public class TestOfferedPipeline {
     String[] nodes = NODES.clone();
     String[] names = NAMES.clone();
     OfferedPipeline p = new OfferedPipeline("blk_7_1001", nodes, names,
-        "BP-1", 7, 1001, TOKEN, 65536, 0);
+        "BP-1", 7, 1001, TOKEN, 65536, 0, null);
     nodes[0] = "elsewhere:1";
     names[0] = "other";
     assertEquals(NODES[0], p.nodes[0]);

@@ -141,8 +141,8 @@ public abstract class ReceivePathTestBase {
   protected static UcxPacketReceiver receiver(UcxDataNode d, UcxBlockSession s,
       SocketPair socket) {
     return new UcxPacketReceiver(new PacketFetcher(s, d,
-        socket == null ? null : UcxReceiverHooks.watchable(socket.channel)),
-        null);
+        socket == null ? null : UcxReceiverHooks.watchable(socket.channel),
+        false), null);
   }
 
   protected static void receive(UcxPacketReceiver r) throws IOException {

@@ -203,8 +203,9 @@ public final class UcxPacketReceiver extends PacketReceiver {
   }
 
   /**
-   * Where Hadoop mirrors a packet: a DataNode that feeds another offers it
-   * the packet's landing buffer; otherwise nothing.
+   * Where Hadoop mirrors a packet: descriptors that came on the socket go
+   * on to the mirror's; a DataNode that feeds another offers it the
+   * packet's landing buffer; otherwise nothing.
    */
   @Override
   public void mirrorPacketTo(DataOutputStream mirrorOut) throws IOException {
@@ -213,7 +214,7 @@ public final class UcxPacketReceiver extends PacketReceiver {
       return;
     }
     try {
-      fetcher.forward();
+      fetcher.forward(mirrorOut);
     } catch (UcxPathException e) {
       throw fallBack(e);
     }
