@@ -276,9 +276,9 @@ public final class PacketFetcher implements Closeable {
             + session.description() + " arrived over UCX in " + timeoutMs
             + " ms");
       }
-      if (socket.waitsOnSocket()) {
+      if (socket.waitsOnSocket() && tally.packets() == 0) {
         // Descriptors are offered on the socket: wait there, looking at
-        // UCX in between (the client sends them there after all when a
+        // UCX in between (the client sends them over UCX after all when a
         // DataNode of the pipeline does not take them on its socket).
         boolean readable = socket.awaitReadable();
         worker.progress();
@@ -292,7 +292,13 @@ public final class PacketFetcher implements Closeable {
           onSocket.take(in, socket.probedByte());
           return window.take();
         }
-      } else if (worker.drive(driver, session, socket.slice(remaining))) {
+        if (Thread.interrupted()) {
+          throw new InterruptedIOException("interrupted waiting for a"
+              + " packet of " + session.description());
+        }
+        continue;
+      }
+      if (worker.drive(driver, session, socket.slice(remaining))) {
         if (window.take()) {
           return true;
         }

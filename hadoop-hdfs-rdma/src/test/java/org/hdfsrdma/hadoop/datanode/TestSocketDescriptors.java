@@ -1,0 +1,321 @@
+package org.hdfsrdma.hadoop.datanode;
+
+import static org.junit.Assert.assertArrayEquals;
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertTrue;
+import static org.junit.Assert.fail;
+
+import java.io.ByteArrayOutputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.hadoop.hdfs.server.datanode.UcxPacketReceiver;
+import org.apache.hadoop.hdfs.server.datanode.UcxReceiverHooks;
+import org.apache.hadoop.test.GenericTestUtils;
+import org.hdfsrdma.hadoop.UcxTestClient;
+import org.hdfsrdma.hadoop.conf.HdfsRdmaConfigKeys;
+import org.hdfsrdma.ucx.PacketDescriptor;
+import org.junit.Test;
+
+/**
+ * A block whose descriptors come on its socket ({@link SocketDescriptors}),
+ * over real UCX with a same-JVM client that announces its regions over UCX
+ * and writes each descriptor on a real loopback socket, as
+ * {@code DescriptorSender} does: packets are presented byte for byte from
+ * the client's registered memory and their descriptors passed on to the
+ * mirror unchanged; a descriptor ahead of its region's announcement waits
+ * for it; and every way a socket descriptor can be wrong (structure, block,
+ * range, order, a region never announced, descriptors over UCX for the same
+ * block) fails the block's UCX path with a message naming the block, where
+ * the DataNode asks its client to continue over TCP.
+ */
+public class TestSocketDescriptors extends ReceivePathTestBase {
+
+  private final PacketDescriptor encoder = new PacketDescriptor();
+
+  /** A receiver taking the descriptors the client offered on the socket. */
+  private UcxPacketReceiver onSocket(UcxBlockSession s, SocketPair socket) {
+    return new UcxPacketReceiver(new PacketFetcher(s, dataNode,
+        UcxReceiverHooks.watchable(socket.channel), true), null);
+  }
+
+  /** One descriptor as the client writes it on the socket. */
+  private byte[] frame(long blockId, long seqno, int flags, int regionId,
+      long address, int checksums, int data) {
+    ByteBuffer b = ByteBuffer.allocate(PacketDescriptor.LENGTH);
+    encoder.wrap(b, 0).encode(0, blockId, STAMP, seqno, seqno * DATA, flags,
+        regionId, address, checksums, data);
+    return b.array();
+  }
+
+  /** The descriptor of a full packet of {@code token}, as the client's. */
+  private byte[] frame(long token, long seqno) {
+    return frame(BLOCK, seqno, 0, regionOf(token), client.pool.address(token)
+        + AT, CHECKSUMS, DATA);
+  }
+
+  private int regionOf(long token) {
+    return UcxTestClient.sessionRegionId(client.pool.regionId(token));
+  }
+
+  private static void write(SocketPair socket, byte[]... frames)
+      throws IOException {
+    for (byte[] f : frames) {
+      ByteBuffer b = ByteBuffer.wrap(f);
+      while (b.hasRemaining()) {
+        socket.upstream.write(b);
+      }
+    }
+  }
+
+  @Test(timeout = 60_000)
+  public void testPacketsAndTheirDescriptorsPassedOn() throws Exception {
+    start();
+    UcxBlockSession s = open(16);
+    long a = client.fill(AT, CHECKSUMS + DATA, 11);
+    long b = client.fill(AT, CHECKSUMS + DATA, 12);
+    long blocksBefore = dataNode.metrics().socketDescriptorBlocks();
+    try (SocketPair socket = new SocketPair()) {
+      UcxPacketReceiver r = onSocket(s, socket);
+      ByteArrayOutputStream mirror = new ByteArrayOutputStream();
+      byte[] last = frame(BLOCK, 2, PacketDescriptor.FLAG_LAST_PACKET_IN_BLOCK,
+          0, 0, 0, 0);
+      try {
+        announce(a);
+        if (regionOf(b) != regionOf(a)) {
+          announce(b);
+        }
+        write(socket, frame(a, 0), frame(b, 1), last);
+        long before = fetched();
+        r.receiveNextPacket(socket.in);
+        assertPacket(r, 0, 11);
+        r.mirrorPacketTo(new DataOutputStream(mirror));
+        r.receiveNextPacket(socket.in);
+        assertPacket(r, 1, 12);
+        r.mirrorPacketTo(new DataOutputStream(mirror));
+        r.receiveNextPacket(socket.in);
+        assertTrue(r.getHeader().isLastPacketInBlock());
+        assertEquals(0, r.getHeader().getDataLen());
+        r.mirrorPacketTo(new DataOutputStream(mirror));
+        assertEquals("both packets read from the client's memory",
+            2L * DATA, fetched() - before);
+        assertTrue(s.descriptorsOnSocket());
+        ByteArrayOutputStream expected = new ByteArrayOutputStream();
+        expected.write(frame(a, 0));
+        expected.write(frame(b, 1));
+        expected.write(last);
+        assertArrayEquals("the descriptors, passed on unchanged",
+            expected.toByteArray(), mirror.toByteArray());
+      } finally {
+        r.close();
+      }
+    } finally {
+      client.pool.release(a);
+      client.pool.release(b);
+    }
+    assertEquals("counted as a block with its descriptors on the socket",
+        blocksBefore + 1, dataNode.metrics().socketDescriptorBlocks());
+  }
+
+  @Test(timeout = 60_000)
+  public void testDescriptorWaitsForItsRegion() throws Exception {
+    start();
+    UcxBlockSession s = open(16);
+    long a = client.fill(AT, CHECKSUMS + DATA, 13);
+    try (SocketPair socket = new SocketPair()) {
+      UcxPacketReceiver r = onSocket(s, socket);
+      try {
+        write(socket, frame(a, 0));
+        Thread announcer = new Thread(() -> {
+          try {
+            Thread.sleep(200);
+            announce(a);
+          } catch (Exception e) {
+            throw new AssertionError(e);
+          }
+        });
+        announcer.start();
+        r.receiveNextPacket(socket.in);
+        announcer.join();
+        assertPacket(r, 0, 13);
+      } finally {
+        r.close();
+      }
+    } finally {
+      client.pool.release(a);
+    }
+  }
+
+  @Test(timeout = 60_000)
+  public void testRegionNeverAnnounced() throws Exception {
+    conf.setLong(HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_GET_TIMEOUT_MS_KEY,
+        500);
+    start();
+    UcxBlockSession s = open(16);
+    long a = client.fill(AT, CHECKSUMS + DATA, 14);
+    try (SocketPair socket = new SocketPair()) {
+      UcxPacketReceiver r = onSocket(s, socket);
+      try {
+        write(socket, frame(a, 0));
+        long start = System.nanoTime();
+        expectRefusal(r, socket, s, "was not announced in 500 ms");
+        assertTrue(System.nanoTime() - start
+            >= TimeUnit.MILLISECONDS.toNanos(450));
+      } finally {
+        r.close();
+      }
+    } finally {
+      client.pool.release(a);
+    }
+  }
+
+  /** Each wrong descriptor on its own block, after one good packet. */
+  @Test(timeout = 120_000)
+  public void testWrongDescriptorsFailTheBlock() throws Exception {
+    // How long a descriptor waits for a region that never comes.
+    conf.setLong(HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_GET_TIMEOUT_MS_KEY,
+        500);
+    start();
+    long a = client.fill(AT, CHECKSUMS + DATA, 15);
+    try {
+      String[] rules = {"malformed descriptor", "descriptor for block",
+          "lies outside", "after packet 0", "not announced in 500 ms"};
+      for (int rule = 0; rule < rules.length; rule++) {
+        UcxBlockSession s = open(16);
+        try (SocketPair socket = new SocketPair()) {
+          UcxPacketReceiver r = onSocket(s, socket);
+          try {
+            announce(a);
+            write(socket, frame(a, 0));
+            r.receiveNextPacket(socket.in);
+            assertPacket(r, 0, 15);
+            byte[] bad;
+            switch (rule) {
+            case 0:
+              bad = frame(a, 1);
+              bad[20] ^= 1; // the CRC no longer matches
+              break;
+            case 1:
+              bad = frame(BLOCK + 1, 1, 0, regionOf(a),
+                  client.pool.address(a) + AT, CHECKSUMS, DATA);
+              break;
+            case 2:
+              bad = frame(BLOCK, 1, 0, regionOf(a), client.pool.address(a)
+                  + client.pool.regionLength(client.pool.regionId(a)),
+                  CHECKSUMS, DATA);
+              break;
+            case 3:
+              bad = frame(a, 0);
+              break;
+            default:
+              bad = frame(BLOCK, 1, 0, regionOf(a) + 1,
+                  client.pool.address(a) + AT, CHECKSUMS, DATA);
+              break;
+            }
+            write(socket, bad);
+            expectRefusal(r, socket, s, rules[rule]);
+          } finally {
+            r.close();
+          }
+        }
+      }
+    } finally {
+      client.pool.release(a);
+    }
+  }
+
+  @Test(timeout = 60_000)
+  public void testUcxDescriptorForASocketBlockFailsIt() throws Exception {
+    start();
+    UcxBlockSession s = open(16);
+    long a = client.fill(AT, CHECKSUMS + DATA, 16);
+    try (SocketPair socket = new SocketPair()) {
+      UcxPacketReceiver r = onSocket(s, socket);
+      try {
+        announce(a);
+        write(socket, frame(a, 0));
+        r.receiveNextPacket(socket.in);
+        assertPacket(r, 0, 16);
+        describe(client, a, 1, 0);
+        client.flush();
+        GenericTestUtils.waitFor(() -> s.failure() != null, 10, 10_000);
+        write(socket, frame(a, 1));
+        expectRefusal(r, socket, s, "over UCX for a block whose descriptors"
+            + " come on its socket");
+      } finally {
+        r.close();
+      }
+    } finally {
+      client.pool.release(a);
+    }
+  }
+
+  /**
+   * Offered on the socket, sent over UCX (a DataNode of the pipeline did
+   * not take them on its socket): the block takes them from UCX.
+   */
+  @Test(timeout = 60_000)
+  public void testOfferedButSentOverUcx() throws Exception {
+    start();
+    UcxBlockSession s = open(16);
+    long a = client.fill(AT, CHECKSUMS + DATA, 17);
+    long b = client.fill(AT, CHECKSUMS + DATA, 18);
+    try (SocketPair socket = new SocketPair()) {
+      UcxPacketReceiver r = onSocket(s, socket);
+      try {
+        announce(a);
+        if (regionOf(b) != regionOf(a)) {
+          announce(b);
+        }
+        describe(client, a, 0, 0);
+        describe(client, b, 1, 0);
+        r.receiveNextPacket(socket.in);
+        assertPacket(r, 0, 17);
+        r.receiveNextPacket(socket.in);
+        assertPacket(r, 1, 18);
+        assertFalse(s.descriptorsOnSocket());
+        assertFalse(r.isOverSocket());
+      } finally {
+        r.close();
+      }
+    } finally {
+      client.pool.release(a);
+      client.pool.release(b);
+    }
+  }
+
+  /** Offered on the socket, stock packets came: read as stock. */
+  @Test(timeout = 60_000)
+  public void testOfferedButStockPackets() throws Exception {
+    start();
+    UcxBlockSession s = open(16);
+    try (SocketPair socket = new SocketPair()) {
+      UcxPacketReceiver r = onSocket(s, socket);
+      try {
+        write(socket, socketPacket(0, (byte) 7, true));
+        r.receiveNextPacket(socket.in);
+        assertTrue(r.isOverSocket());
+        assertEquals(512, r.getHeader().getDataLen());
+        assertEquals(7, r.getDataSlice().get(0));
+      } finally {
+        r.close();
+      }
+    }
+  }
+
+  private static void expectRefusal(UcxPacketReceiver r, SocketPair socket,
+      UcxBlockSession s, String why) throws IOException {
+    try {
+      r.receiveNextPacket(socket.in);
+      fail("took a descriptor that breaks \"" + why + "\"");
+    } catch (UcxPathException expected) {
+      assertTrue(expected.getMessage(),
+          expected.getMessage().contains(why));
+      assertTrue(expected.getMessage(),
+          expected.getMessage().contains(s.description()));
+    }
+  }
+}
