@@ -473,11 +473,16 @@ public class TestUcxWritePathScenarios {
    * The client's UCX fails in the middle of a block: the pipeline restarts
    * over TCP with the same three DataNodes (none is marked bad, none is
    * replaced), the block completes on the socket, and the next block goes
-   * over UCX again, on a new connection.
+   * over UCX again, on a new connection. With the descriptors over UCX: on
+   * the socket, a same-host packet needs no UCX call, so only a region
+   * announced later would meet the failure.
    */
   @Test(timeout = 300_000)
   public void testUcxFailureMidBlockRecoversAndCompletes() throws Exception {
-    start(4);
+    Configuration conf = TestUcxWritePath.ucxConf();
+    conf.setBoolean(
+        HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_SOCKET_DESCRIPTORS_KEY, false);
+    start(4, conf);
     UcxRuntime runtime = runtime();
     Path path = new Path("/ucx-lost");
     byte[] data = random(3 * BLOCK_SIZE / 2, 14);

@@ -107,6 +107,11 @@ final class SocketDescriptors {
       throw new UcxPathException("hdfs-rdma: " + session.description()
           + ": malformed descriptor on the socket: " + e.getMessage());
     }
+    if (view.session() != 0) {
+      // Only UCX messages name their session; one here is not the client's.
+      throw new UcxPathException("hdfs-rdma: " + session.description()
+          + ": a descriptor on the socket names a session");
+    }
     if (view.packetLength() > 0 && session.region(view.regionId()) == null) {
       awaitRegion(view.regionId());
     }

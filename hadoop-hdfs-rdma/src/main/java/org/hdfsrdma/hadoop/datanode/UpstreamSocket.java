@@ -68,7 +68,8 @@ final class UpstreamSocket {
     }
   }
 
-  /** Whether the receiver waits on the socket first ({@link #awaitReadable}). */
+  /** Whether the receiver waits on the socket first ({@link #awaitReadable}).
+   */
   boolean waitsOnSocket() {
     return waiter != null;
   }

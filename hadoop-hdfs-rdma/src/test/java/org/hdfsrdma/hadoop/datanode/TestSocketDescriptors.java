@@ -32,10 +32,11 @@ import org.junit.Test;
  * the client's registered memory and their descriptors passed on to the
  * mirror unchanged; a descriptor ahead of its region's announcement waits
  * for it; and every way a socket descriptor can be wrong (structure, block,
- * range, order, a region never announced, descriptors over UCX for the same
- * block) fails the block's UCX path with a message naming the block, where
- * the DataNode asks its client to continue over TCP. The receiving thread
- * allocates nothing per packet.
+ * range, order, a region never announced, a session named, descriptors over
+ * UCX for the same block) fails the block's UCX path with a message naming
+ * the block, where the DataNode asks its client to continue over TCP; so do
+ * most of 300 random forgeries, and the rest are presented from inside the
+ * announced region. The receiving thread allocates nothing per packet.
  */
 public class TestSocketDescriptors extends ReceivePathTestBase {
 
@@ -187,7 +188,8 @@ public class TestSocketDescriptors extends ReceivePathTestBase {
     long a = client.fill(AT, CHECKSUMS + DATA, 15);
     try {
       String[] rules = {"malformed descriptor", "descriptor for block",
-          "lies outside", "after packet 0", "not announced in 500 ms"};
+          "lies outside", "after packet 0", "not announced in 500 ms",
+          "names a session"};
       for (int rule = 0; rule < rules.length; rule++) {
         UcxBlockSession s = open(16);
         try (SocketPair socket = new SocketPair()) {
@@ -215,9 +217,13 @@ public class TestSocketDescriptors extends ReceivePathTestBase {
             case 3:
               bad = frame(a, 0);
               break;
-            default:
+            case 4:
               bad = frame(BLOCK, 1, 0, regionOf(a) + 1,
                   client.pool.address(a) + AT, CHECKSUMS, DATA);
+              break;
+            default:
+              bad = frame(a, 1);
+              encoder.wrap(ByteBuffer.wrap(bad), 0).withSession(session);
               break;
             }
             write(socket, bad);
@@ -309,6 +315,65 @@ public class TestSocketDescriptors extends ReceivePathTestBase {
         r.close();
       }
     }
+  }
+
+  /**
+   * 300 forged descriptors, each on a block of its own after one good
+   * packet: a valid descriptor with random bytes changed, its CRC
+   * recomputed two times in three (so that the session's rules, not the
+   * CRC, must catch it). Each either passes every rule, and is then
+   * presented from inside the announced region, or fails the block's UCX
+   * path with a {@link UcxPathException} naming the block; nothing else
+   * is thrown and no wait outlasts the 500 ms region timeout.
+   */
+  @Test(timeout = 300_000)
+  public void testForgedDescriptors() throws Exception {
+    conf.setLong(HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_GET_TIMEOUT_MS_KEY,
+        500);
+    start();
+    long a = client.fill(AT, CHECKSUMS + DATA, 19);
+    long base = client.pool.regionAddress(client.pool.regionId(a));
+    long end = base + client.pool.regionLength(client.pool.regionId(a));
+    int refused = 0;
+    try {
+      for (int i = 0; i < 300; i++) {
+        UcxBlockSession s = open(16);
+        try (SocketPair socket = new SocketPair()) {
+          UcxPacketReceiver r = onSocket(s, socket);
+          try {
+            announce(a);
+            write(socket, frame(a, 0));
+            r.receiveNextPacket(socket.in);
+            byte[] forged = frame(a, 1);
+            for (int n = 1 + random.nextInt(4); n > 0; n--) {
+              forged[random.nextInt(PacketDescriptor.CRC_OFFSET)] =
+                  (byte) random.nextInt(256);
+            }
+            if (random.nextInt(3) > 0) {
+              encoder.wrap(ByteBuffer.wrap(forged), 0).seal();
+            }
+            write(socket, forged);
+            try {
+              r.receiveNextPacket(socket.in);
+              encoder.wrap(ByteBuffer.wrap(forged), 0);
+              long length = encoder.packetLength();
+              assertTrue("presented from inside the region",
+                  length == 0 || encoder.address() >= base
+                      && encoder.address() + length <= end);
+            } catch (UcxPathException e) {
+              assertTrue(e.getMessage(),
+                  e.getMessage().contains(s.description()));
+              refused++;
+            }
+          } finally {
+            r.close();
+          }
+        }
+      }
+    } finally {
+      client.pool.release(a);
+    }
+    assertTrue("most forgeries refused: " + refused, refused > 150);
   }
 
   /**
