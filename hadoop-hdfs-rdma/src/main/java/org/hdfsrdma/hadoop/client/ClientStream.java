@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.util.List;
 
-import org.apache.hadoop.conf.Configuration;
 import org.hdfsrdma.hadoop.conf.DistributionMode;
 import org.hdfsrdma.hadoop.conf.RdmaConf;
 import org.hdfsrdma.hadoop.metrics.PacketPhaseTimes;
@@ -95,23 +94,14 @@ public final class ClientStream {
   }
 
   /**
-   * The UCX side of a new stream of a client with {@code clientConf}, or
-   * null when the stream writes over TCP (UCX off, unwanted or not
-   * startable here; each reason logged once). Decided once, here, for
-   * every packet of the stream.
+   * The UCX side of a new stream of a client whose start was decided
+   * ({@link UcxClients#start}), or null when the stream writes over TCP
+   * (UCX off, unwanted or not startable here, each reason logged once; or
+   * no pool for its packets). Decided once, here, for every packet of the
+   * stream.
    *
    * @param writePacketSize the client's dfs.client-write-packet-size
    * @param failures where a node that takes no descriptor is reported
-   */
-  public static ClientStream open(Configuration clientConf,
-      int writePacketSize, PipelineFailures failures) {
-    return open(UcxClients.start(clientConf), writePacketSize, failures);
-  }
-
-  /**
-   * As {@link #open(Configuration, int, PipelineFailures)} for a client
-   * whose start was decided ({@link UcxClients#start}); null also when the
-   * runtime has no pool for its packets.
    */
   public static ClientStream open(UcxClients.Start start,
       int writePacketSize, PipelineFailures failures) {
@@ -167,20 +157,10 @@ public final class ClientStream {
    * @param nodes the pipeline's DataNodes by transfer address
    * @param nodeNames the same, as Hadoop names them in messages
    * @param tokenPassword the block token's password (keys session ids)
-   */
-  public WriteRequest offer(String block, String[] nodes, String[] nodeNames,
-      String blockPoolId, long blockId, long newGS, byte[] tokenPassword,
-      int packetSize) {
-    return offer(block, nodes, nodeNames, blockPoolId, blockId, newGS,
-        tokenPassword, packetSize, null);
-  }
-
-  /**
-   * As {@link #offer(String, String[], String[], String, long, long,
-   * byte[], int)}, offering to write the descriptors on {@code socket},
-   * the stream the op goes out on and the packets would follow, when
-   * {@code dfs.client.rdma.socket-descriptors} allows and the client
-   * feeds every DataNode.
+   * @param socket the stream the op goes out on and the packets would
+   *     follow, to offer the descriptors on (when
+   *     {@code dfs.client.rdma.socket-descriptors} allows and the client
+   *     feeds every DataNode), or null
    */
   public WriteRequest offer(String block, String[] nodes, String[] nodeNames,
       String blockPoolId, long blockId, long newGS, byte[] tokenPassword,
@@ -267,6 +247,11 @@ public final class ClientStream {
    * an active UCX pipeline; {@link Sent#ON_TCP} when the pipeline is on TCP
    * (the caller writes the packet to the socket as stock does).
    *
+   * <p>A descriptor that cannot be written on the block's socket fails
+   * the pipeline as a packet that cannot be written does in stock: Hadoop's
+   * recovery drops DataNode 1, and the recovered pipeline is offered UCX
+   * again.
+   *
    * <p>When a node's descriptor cannot be sent, the packet still counts as
    * sent: nodes before it may have fetched it, and the recovery's
    * writeBlock must allow for their bytes. The pipeline restarts over TCP
@@ -275,21 +260,15 @@ public final class ClientStream {
    * pipeline already failed (a bad ack): a dead node's full queue would
    * otherwise hold the DataStreamer until the send timeout.
    *
+   * <p>A heartbeat with {@code mayWait} false never waits: where Hadoop
+   * sends heartbeats holding a lock the writer and the ack reader need
+   * (Hadoop 3's DataStreamer sends them under its {@code dataQueue} lock,
+   * HDFS-15813), a heartbeat that would wait for a ring slot is not sent
+   * ({@link Sent#NOT_DESCRIBED}): the DataNodes still have descriptors to
+   * take, so they are not idle, and the next heartbeat comes an interval
+   * later. Data packets always may wait.
+   *
    * @throws IOException when the packet cannot go over UCX at all
-   */
-  public Sent send(OutgoingPacket packet) throws IOException {
-    return send(packet, true);
-  }
-
-  /**
-   * As {@link #send(OutgoingPacket)}; a heartbeat with {@code mayWait}
-   * false never waits: where Hadoop sends heartbeats holding a lock the
-   * writer and the ack reader need (Hadoop 3's DataStreamer sends them
-   * under its {@code dataQueue} lock, HDFS-15813), a heartbeat that would
-   * wait for a ring slot is not sent ({@link Sent#NOT_DESCRIBED}): the
-   * DataNodes still have descriptors to take, so they are not idle, and
-   * the next heartbeat comes an interval later. Data packets always may
-   * wait; {@code mayWait} applies to heartbeats only.
    */
   public Sent send(OutgoingPacket packet, boolean mayWait)
       throws IOException {
@@ -305,7 +284,9 @@ public final class ClientStream {
     try {
       described = sender.send(packet, wait);
     } catch (IOException e) {
-      tcpOnlyBlockId = last.blockId;
+      if (!sender.failedOnSocket(e)) {
+        tcpOnlyBlockId = last.blockId;
+      }
       throw e;
     }
     if (!described) {

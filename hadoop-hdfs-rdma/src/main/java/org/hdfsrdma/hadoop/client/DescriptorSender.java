@@ -219,6 +219,15 @@ final class DescriptorSender {
   }
 
   /**
+   * Whether {@code e}, thrown by {@link #send}, is the block's socket
+   * failing (a DataNode or the network: Hadoop's to handle) rather than
+   * this JVM's UCX or an interrupt.
+   */
+  boolean failedOnSocket(IOException e) {
+    return socket != null && !(e instanceof InterruptedIOException);
+  }
+
+  /**
    * Whether a packet without bytes can be described to every node now,
    * without waiting for a ring slot: the slots it would use are free.
    */

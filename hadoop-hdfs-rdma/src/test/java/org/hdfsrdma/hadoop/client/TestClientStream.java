@@ -98,12 +98,13 @@ public class TestClientStream {
     conf.set(HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_DISTRIBUTION_KEY, "fan-out");
     runtime = UcxRuntime.get(conf);
     dataNode = UcxDataNode.start(new Object(), DN, conf, runtime);
-    ClientStream stream = ClientStream.open(conf, PACKET_SIZE, failures);
+    ClientStream stream = ClientStream.open(UcxClients.start(conf),
+        PACKET_SIZE, failures);
     assertNotNull("UCX on for the stream", stream);
 
     byte[] password = "block token password".getBytes("UTF-8");
     WriteRequest request = stream.offer("the test block", new String[] {DN},
-        new String[] {DN}, POOL, BLOCK, STAMP, password, PACKET_SIZE);
+        new String[] {DN}, POOL, BLOCK, STAMP, password, PACKET_SIZE, null);
     assertNotNull("the pipeline is offered UCX", request);
     final UcxBlockSession session = dataNode.server().sessions().open(
         SessionIds.of(password, request.getNonce(), POOL, DN, BLOCK, STAMP),
@@ -171,7 +172,7 @@ public class TestClientStream {
         long token = tokens[p % buffers];
         out.set(p, (long) p * DATA, false, p == total - 1, false, token,
             pool.address(token) + AT, CHECKSUMS, DATA);
-        if (stream.send(out) != ClientStream.Sent.DESCRIBED) {
+        if (stream.send(out, true) != ClientStream.Sent.DESCRIBED) {
           throw new AssertionError("packet " + p + " not described");
         }
       }
