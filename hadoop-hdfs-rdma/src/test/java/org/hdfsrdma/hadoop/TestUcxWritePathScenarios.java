@@ -283,6 +283,37 @@ public class TestUcxWritePathScenarios {
   }
 
   /**
+   * DataNode 1, which the descriptors go to on the block's socket, stops
+   * mid-block: the client's next descriptor write fails as a packet's
+   * does in stock, recovery drops that DataNode, and the recovered
+   * pipeline goes on over UCX (not kept on TCP): every later byte reaches
+   * three replicas by get.
+   */
+  @Test(timeout = 300_000)
+  public void testFirstDataNodeStoppedMidBlock() throws Exception {
+    start(4);
+    Path path = new Path("/recovery-first");
+    byte[] data = random(3 * BLOCK_SIZE / 2, 10);
+    long afterStop;
+    try (FSDataOutputStream out = fs.create(path, (short) 3)) {
+      out.write(data, 0, BLOCK_SIZE / 2);
+      out.hflush();
+      assertEquals("the first half went over UCX to all three", 3L
+          * BLOCK_SIZE / 2, fetched());
+      // The stream's own pipeline: block locations come sorted by distance.
+      String first = pipeline(out).get(0).getXferAddr();
+      assertTrue(cluster.stopDataNode(first) != null);
+      afterStop = fetched();
+      out.write(data, BLOCK_SIZE / 2, data.length - BLOCK_SIZE / 2);
+    }
+    assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs, path));
+    waitReplication(path, 3);
+    assertHealthy("/recovery-first");
+    assertTrue("fetched after the stop: " + (fetched() - afterStop),
+        fetched() - afterStop >= 3L * (data.length - BLOCK_SIZE / 2));
+  }
+
+  /**
    * A replica the NameNode asks for after the write (here: the file's
    * replication raised) is copied DataNode to DataNode by Hadoop's own
    * transfer, which the UCX path must leave working.

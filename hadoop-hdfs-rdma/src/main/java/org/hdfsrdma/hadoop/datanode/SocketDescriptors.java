@@ -189,8 +189,8 @@ final class SocketDescriptors {
       int n = in.read(b, off, len);
       if (n < 0) {
         throw new EOFException("the upstream of "
-            + session.description() + " closed its connection inside a"
-            + " descriptor");
+            + session.description() + " closed its connection "
+            + (off == 0 ? "while waiting for" : "inside") + " a descriptor");
       }
       off += n;
       len -= n;
