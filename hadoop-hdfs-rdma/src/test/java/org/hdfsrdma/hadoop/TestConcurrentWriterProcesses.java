@@ -35,8 +35,10 @@ import org.junit.Test;
  * {@code queued-sends}), or the test did not exercise what it is about.
  *
  * <p>Six {@code hdfs dfs -put} JVMs write 48 MiB each at once to three DataNode
- * JVMs, every JVM with shared-memory receive queues of 16 messages; UCX carries
- * every replica, and no JVM writes a crash report.
+ * JVMs, every JVM with shared-memory receive queues of 16 messages, the
+ * descriptors over UCX (not on the pipelines' sockets, which keep them out
+ * of the queues); UCX carries every replica, and no JVM writes a crash
+ * report.
  */
 public class TestConcurrentWriterProcesses {
 
@@ -70,6 +72,10 @@ public class TestConcurrentWriterProcesses {
             "org.apache.hadoop.fs.FsShell", "-D",
             "fs.defaultFS=" + cluster.fsUri(), "-D", "dfs.replication=3",
             "-D", HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_ENABLED_KEY + "=true",
+            // Descriptors over UCX: on the sockets, only hellos and region
+            // announcements would reach the queues.
+            "-D", HdfsRdmaConfigKeys.DFS_CLIENT_RDMA_SOCKET_DESCRIPTORS_KEY
+                + "=false",
             "-put", new File(cluster.work(), "input-" + w).getAbsolutePath(),
             "/w" + w));
       }
