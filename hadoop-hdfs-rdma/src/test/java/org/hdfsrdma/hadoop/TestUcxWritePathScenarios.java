@@ -253,47 +253,37 @@ public class TestUcxWritePathScenarios {
     }
   }
 
+  /**
+   * The middle DataNode of the pipeline stops mid-block: its upstream's
+   * mirror fails, recovery drops it, and the recovered pipeline (a new
+   * generation stamp, a new session per node) goes on over UCX.
+   */
   @Test(timeout = 300_000)
   public void testDataNodeStoppedMidBlock() throws Exception {
-    start(4);
-    Path path = new Path("/recovery");
-    byte[] data = random(3 * BLOCK_SIZE / 2, 9);
-    long afterStop;
-    try (FSDataOutputStream out = fs.create(path, (short) 3)) {
-      out.write(data, 0, BLOCK_SIZE / 2);
-      out.hflush();
-      assertEquals("the first half went over UCX to all three", 3L
-          * BLOCK_SIZE / 2, fetched());
-      // Transfer addresses (the public API: LocatedBlock's locations
-      // changed type in Hadoop 3, and this class runs on every line).
-      String[] pipeline = fs.getFileBlockLocations(path, 0, 1)[0].getNames();
-      assertEquals(3, pipeline.length);
-      // Stop the middle DataNode of the pipeline, then keep writing.
-      assertTrue(cluster.stopDataNode(pipeline[1]) != null);
-      afterStop = fetched();
-      out.write(data, BLOCK_SIZE / 2, data.length - BLOCK_SIZE / 2);
-    }
-    assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs, path));
-    waitReplication(path, 3);
-    assertHealthy("/recovery");
-    // The recovered pipeline (a new generation stamp, a new session per
-    // node) went on over UCX: the rest reached three replicas by get.
-    assertTrue("fetched after the stop: " + (fetched() - afterStop),
-        fetched() - afterStop >= 3L * (data.length - BLOCK_SIZE / 2));
+    stopMidBlock("/recovery", 1, 9);
   }
 
   /**
    * DataNode 1, which the descriptors go to on the block's socket, stops
    * mid-block: the client's next descriptor write fails as a packet's
    * does in stock, recovery drops that DataNode, and the recovered
-   * pipeline goes on over UCX (not kept on TCP): every later byte reaches
-   * three replicas by get.
+   * pipeline goes on over UCX (not kept on TCP).
    */
   @Test(timeout = 300_000)
   public void testFirstDataNodeStoppedMidBlock() throws Exception {
+    stopMidBlock("/recovery-first", 0, 10);
+  }
+
+  /**
+   * Writes half a block to {@code name}, stops the DataNode at
+   * {@code position} of the stream's pipeline, writes the rest, and checks
+   * the file and that every later byte reached three replicas by get.
+   */
+  private void stopMidBlock(String name, int position, long seed)
+      throws Exception {
     start(4);
-    Path path = new Path("/recovery-first");
-    byte[] data = random(3 * BLOCK_SIZE / 2, 10);
+    Path path = new Path(name);
+    byte[] data = random(3 * BLOCK_SIZE / 2, seed);
     long afterStop;
     try (FSDataOutputStream out = fs.create(path, (short) 3)) {
       out.write(data, 0, BLOCK_SIZE / 2);
@@ -301,14 +291,16 @@ public class TestUcxWritePathScenarios {
       assertEquals("the first half went over UCX to all three", 3L
           * BLOCK_SIZE / 2, fetched());
       // The stream's own pipeline: block locations come sorted by distance.
-      String first = pipeline(out).get(0).getXferAddr();
-      assertTrue(cluster.stopDataNode(first) != null);
+      List<DatanodeInfo> pipeline = pipeline(out);
+      assertEquals(3, pipeline.size());
+      assertTrue(cluster.stopDataNode(pipeline.get(position).getXferAddr())
+          != null);
       afterStop = fetched();
       out.write(data, BLOCK_SIZE / 2, data.length - BLOCK_SIZE / 2);
     }
     assertArrayEquals(data, DFSTestUtil.readFileBuffer(fs, path));
     waitReplication(path, 3);
-    assertHealthy("/recovery-first");
+    assertHealthy(name);
     assertTrue("fetched after the stop: " + (fetched() - afterStop),
         fetched() - afterStop >= 3L * (data.length - BLOCK_SIZE / 2));
   }
