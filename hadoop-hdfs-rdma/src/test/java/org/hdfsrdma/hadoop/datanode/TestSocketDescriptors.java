@@ -67,6 +67,32 @@ public class TestSocketDescriptors extends ReceivePathTestBase {
     return UcxTestClient.sessionRegionId(client.pool.regionId(token));
   }
 
+  /** What a test does with a block whose descriptors come on its socket. */
+  private interface OnBlock {
+    void run(UcxBlockSession s, SocketPair socket, UcxPacketReceiver r,
+        long token) throws Exception;
+  }
+
+  /**
+   * Runs {@code body} on a new block read from its socket, with one
+   * client buffer holding the pattern of {@code seed}; closes the
+   * receiver, the socket and the buffer after it.
+   */
+  private void onBlock(long seed, OnBlock body) throws Exception {
+    UcxBlockSession s = open(16);
+    long token = client.fill(AT, CHECKSUMS + DATA, seed);
+    try (SocketPair socket = new SocketPair()) {
+      UcxPacketReceiver r = onSocket(s, socket);
+      try {
+        body.run(s, socket, r, token);
+      } finally {
+        r.close();
+      }
+    } finally {
+      client.pool.release(token);
+    }
+  }
+
   private static void write(SocketPair socket, byte[]... frames)
       throws IOException {
     for (byte[] f : frames) {
@@ -129,30 +155,21 @@ public class TestSocketDescriptors extends ReceivePathTestBase {
   @Test(timeout = 60_000)
   public void testDescriptorWaitsForItsRegion() throws Exception {
     start();
-    UcxBlockSession s = open(16);
-    long a = client.fill(AT, CHECKSUMS + DATA, 13);
-    try (SocketPair socket = new SocketPair()) {
-      UcxPacketReceiver r = onSocket(s, socket);
-      try {
-        write(socket, frame(a, 0));
-        Thread announcer = new Thread(() -> {
-          try {
-            Thread.sleep(200);
-            announce(a);
-          } catch (Exception e) {
-            throw new AssertionError(e);
-          }
-        });
-        announcer.start();
-        r.receiveNextPacket(socket.in);
-        announcer.join();
-        assertPacket(r, 0, 13);
-      } finally {
-        r.close();
-      }
-    } finally {
-      client.pool.release(a);
-    }
+    onBlock(13, (s, socket, r, a) -> {
+      write(socket, frame(a, 0));
+      Thread announcer = new Thread(() -> {
+        try {
+          Thread.sleep(200);
+          announce(a);
+        } catch (Exception e) {
+          throw new AssertionError(e);
+        }
+      });
+      announcer.start();
+      r.receiveNextPacket(socket.in);
+      announcer.join();
+      assertPacket(r, 0, 13);
+    });
   }
 
   @Test(timeout = 60_000)
@@ -160,22 +177,13 @@ public class TestSocketDescriptors extends ReceivePathTestBase {
     conf.setLong(HdfsRdmaConfigKeys.DFS_DATANODE_RDMA_GET_TIMEOUT_MS_KEY,
         500);
     start();
-    UcxBlockSession s = open(16);
-    long a = client.fill(AT, CHECKSUMS + DATA, 14);
-    try (SocketPair socket = new SocketPair()) {
-      UcxPacketReceiver r = onSocket(s, socket);
-      try {
-        write(socket, frame(a, 0));
-        long start = System.nanoTime();
-        expectRefusal(r, socket, s, "was not announced in 500 ms");
-        assertTrue(System.nanoTime() - start
-            >= TimeUnit.MILLISECONDS.toNanos(450));
-      } finally {
-        r.close();
-      }
-    } finally {
-      client.pool.release(a);
-    }
+    onBlock(14, (s, socket, r, a) -> {
+      write(socket, frame(a, 0));
+      long start = System.nanoTime();
+      expectRefusal(r, socket, s, "was not announced in 500 ms");
+      assertTrue(System.nanoTime() - start
+          >= TimeUnit.MILLISECONDS.toNanos(450));
+    });
   }
 
   /** Each wrong descriptor on its own block, after one good packet. */
@@ -241,27 +249,18 @@ public class TestSocketDescriptors extends ReceivePathTestBase {
   @Test(timeout = 60_000)
   public void testUcxDescriptorForASocketBlockFailsIt() throws Exception {
     start();
-    UcxBlockSession s = open(16);
-    long a = client.fill(AT, CHECKSUMS + DATA, 16);
-    try (SocketPair socket = new SocketPair()) {
-      UcxPacketReceiver r = onSocket(s, socket);
-      try {
-        announce(a);
-        write(socket, frame(a, 0));
-        r.receiveNextPacket(socket.in);
-        assertPacket(r, 0, 16);
-        describe(client, a, 1, 0);
-        client.flush();
-        GenericTestUtils.waitFor(() -> s.failure() != null, 10, 10_000);
-        write(socket, frame(a, 1));
-        expectRefusal(r, socket, s, "over UCX for a block whose descriptors"
-            + " come on its socket");
-      } finally {
-        r.close();
-      }
-    } finally {
-      client.pool.release(a);
-    }
+    onBlock(16, (s, socket, r, a) -> {
+      announce(a);
+      write(socket, frame(a, 0));
+      r.receiveNextPacket(socket.in);
+      assertPacket(r, 0, 16);
+      describe(client, a, 1, 0);
+      client.flush();
+      GenericTestUtils.waitFor(() -> s.failure() != null, 10, 10_000);
+      write(socket, frame(a, 1));
+      expectRefusal(r, socket, s, "over UCX for a block whose descriptors"
+          + " come on its socket");
+    });
   }
 
   /**
