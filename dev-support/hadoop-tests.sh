@@ -122,7 +122,7 @@ mkdir -p "$out"
 status=0
 mvn "${flags[@]}" "${maven_options[@]}" -f "$module/releases/pom.xml" test \
   > "$log" 2>&1 || status=$?
-check=(--check --rerunnable "$module/pom.xml" --traces 25)
+check=(--check --rerunnable "$module/pom.xml" --traces 40)
 [ "$mode" = stock ] && check=() # a baseline records what stock does
 counts="$("$top/dev-support/test-counts.py" "$out/surefire-reports-$mode" \
   --names "${check[@]}")" || status=1

@@ -74,6 +74,24 @@ RUNNERS = ("org.junit.", "jdk.internal.reflect.", "java.lang.reflect.",
            "java.lang.Thread.run")
 
 
+# Lines of a failure's message shown after its first: a test's own report
+# (ProcessCluster's DataNodes, their exit codes and last log lines) up to
+# a blank line or a thread dump.
+MESSAGE_LINES = 16
+
+
+def message_lines(message):
+    """A failure message's first line and the report lines after it."""
+    lines = message.splitlines() or [""]
+    kept = lines[:1]
+    for line in lines[1:MESSAGE_LINES + 1]:
+        if not line.strip() or line.startswith('"') \
+                or "Thread diagnostics" in line:
+            break
+        kept.append(line)
+    return kept
+
+
 def trace(case):
     """The message and stack trace of a test case's first failed run."""
     for child in case:
@@ -87,9 +105,9 @@ def trace(case):
             frames = [line for line in lines[1:]
                       if line.startswith(("\tat ", "Caused by: ", "\t..."))
                       and not any(runner in line for runner in RUNNERS)]
-            message = (child.get("message") or "").splitlines()[:1]
-            head = "%s: %s" % (child.get("type"), "".join(message))
-            return "\n".join([head] + frames)
+            message = message_lines(child.get("message") or "")
+            head = "%s: %s" % (child.get("type"), message[0])
+            return "\n".join([head] + message[1:] + frames)
     return ""
 
 

@@ -99,7 +99,7 @@ check_reports() { # reports-dir: fails unless every test passed at once
   dev-support/test-counts.py "$1" --names --check \
     --rerunnable hadoop-hdfs-rdma/pom.xml > /dev/null || {
     echo "a test failed once, and is not one of Hadoop's known flakes:" >&2
-    dev-support/test-counts.py "$1" --names --traces 25 \
+    dev-support/test-counts.py "$1" --names --traces 40 \
       --rerunnable hadoop-hdfs-rdma/pom.xml >&2
     return 1
   }
