@@ -56,6 +56,15 @@ typedef jstring (*info_fn)(JNIEnv *, jclass, jlong);
 typedef jboolean (*setenv_fn)(JNIEnv *, jclass, jstring, jstring);
 typedef jboolean (*loaded_fn)(JNIEnv *, jclass);
 
+/* True when the environment turns UCX's memory events, hence its rewriting
+ * of libc's code, off. */
+static int memory_events_off(void)
+{
+    const char *v = getenv("UCX_MEM_EVENTS");
+
+    return v != NULL && (strcmp(v, "n") == 0 || strcmp(v, "no") == 0);
+}
+
 int main(int argc, char **argv)
 {
     struct JNINativeInterface_ fns;
@@ -81,8 +90,9 @@ int main(int argc, char **argv)
     info_fn wk_info = (info_fn)dlsym(lib, "Java_org_hdfsrdma_ucx_NativeIntrospection_workerInfo");
     setenv_fn set_env = (setenv_fn)dlsym(lib, "Java_org_hdfsrdma_ucx_NativeIntrospection_setenvIfUnset");
     loaded_fn loaded = (loaded_fn)dlsym(lib, "Java_org_hdfsrdma_ucx_NativeIntrospection_isUcxLoaded");
+    ver_fn patched = (ver_fn)dlsym(lib, "Java_org_hdfsrdma_ucx_NativeIntrospection_patchedLibc");
     if (version == NULL || ep_info == NULL || wk_info == NULL ||
-        set_env == NULL || loaded == NULL) {
+        set_env == NULL || loaded == NULL || patched == NULL) {
         fprintf(stderr, "missing JNI symbol\n");
         return 1;
     }
@@ -115,6 +125,17 @@ int main(int argc, char **argv)
         return 1;
     }
     free(v);
+    /* libucs's constructor ran when this program started: with memory
+     * events on (UCX's default) it rewrote libc's mmap in place. */
+    char *hooked = (char *)patched(&env, NULL);
+    printf("patchedLibc() = \"%s\"\n", hooked ? hooked : "(null)");
+    if (hooked == NULL || (memory_events_off() ? strcmp(hooked, "") != 0
+                             : strstr(hooked, "mmap") == NULL)) {
+        fprintf(stderr, "patchedLibc() must name mmap with UCX's memory"
+                " events on and nothing with them off\n");
+        return 1;
+    }
+    free(hooked);
     if (ep_info(&env, NULL, 0) != NULL || wk_info(&env, NULL, 0) != NULL) {
         fprintf(stderr, "handle 0 must give null\n");
         return 1;

@@ -146,6 +146,13 @@ public final class NativeIntrospection {
     // transport and yields to an operator's UCX_SYSV_, UCX_POSIX_...
     // See the module README.
     {"UCX_MM_FIFO_SIZE", "256"},
+    // UCX's memory events: libucs's load-time constructor rewrites the
+    // first bytes of libc's mmap, munmap, sbrk... in place while the JVM's
+    // threads run in them, and a thread resumed inside the rewritten bytes
+    // kills the JVM (DataNode JVMs died so at start-up). The events feed
+    // UCX's registration cache; hdfs-rdma hands UCX only memory it
+    // registered itself, so it needs none. See the module README.
+    {"UCX_MEM_EVENTS", "n"},
     // The defaults above are process-wide and not all apply to every
     // transport set; UCX would warn about each unused one on stdout.
     {"UCX_WARN_UNUSED_ENV_VARS", "n"},
@@ -160,6 +167,33 @@ public final class NativeIntrospection {
       }
     }
     return sb.toString();
+  }
+
+  /**
+   * Warns, once per JVM (UCX loads once), when UCX rewrote libc's memory
+   * functions as it loaded: an operator's or another library's
+   * {@code UCX_MEM_EVENTS}, or UCX loaded before this library could set
+   * its defaults. Such a JVM may have died already; one that did not may
+   * still hang in UCX's event lock.
+   */
+  static void warnIfLibcRewritten() {
+    String rewritten = rewrittenLibcFunctions();
+    if (rewritten != null && !rewritten.isEmpty()) {
+      LOG.warn("UCX rewrote libc's {} as it loaded (its memory events are"
+          + " on: UCX_MEM_EVENTS={}); a JVM thread inside one of them at"
+          + " that moment crashes the JVM. hdfs-rdma needs no memory events:"
+          + " leave UCX_MEM_EVENTS unset (hdfs-rdma sets n) unless another"
+          + " library of this JVM needs them", rewritten,
+          System.getenv("UCX_MEM_EVENTS"));
+    }
+  }
+
+  /**
+   * The names of libc's memory functions whose code in this process is no
+   * longer libc's file ("" when none), or null when that cannot be told.
+   */
+  static String rewrittenLibcFunctions() {
+    return isAvailable() ? patchedLibc() : null;
   }
 
   /** The version of the UCX library actually loaded, or a reason. */
@@ -198,6 +232,8 @@ public final class NativeIntrospection {
   private static native boolean setenvIfUnset(String name, String value);
 
   private static native boolean isUcxLoaded();
+
+  private static native String patchedLibc();
 
   private static native String ucxVersion();
 

@@ -22,6 +22,7 @@ public final class UcxLibrary {
       // Before any UCX library loads: see NativeIntrospection.
       NativeIntrospection.prepareEnvironment();
       NativeLibs.load();
+      NativeIntrospection.warnIfLibcRewritten();
       return null;
     } catch (Throwable t) {
       // UnsatisfiedLinkError, NoClassDefFoundError, ExceptionInInitializer:

@@ -25,6 +25,10 @@ import java.util.concurrent.TimeUnit;
  * SIZE in one region (packet i holds the pattern seeded with i), announces
  * the region as id 1 of session 7, sends a descriptor for each packet and
  * prints {@code SENT count}. Keeps the memory exposed.</li>
+ * <li>{@code hooks TLS}: loads UCX, opens a context and a worker as a
+ * DataNode does, prints {@code HOOKS [names]} (libc's functions UCX
+ * rewrote, {@link NativeIntrospection#rewrittenLibcFunctions()}) and
+ * exits.</li>
  * </ul>
  */
 public final class PeerMain {
@@ -36,6 +40,10 @@ public final class PeerMain {
     try {
       if (args[0].equals("get")) {
         get(args[1]);
+      } else if (args[0].equals("hooks")) {
+        try (TestGetter getter = new TestGetter(args[1])) {
+          say("HOOKS [" + NativeIntrospection.rewrittenLibcFunctions() + "]");
+        }
       } else if (args[0].equals("expose")) {
         int[] sizes = new int[args.length - 3];
         for (int i = 0; i < sizes.length; i++) {
