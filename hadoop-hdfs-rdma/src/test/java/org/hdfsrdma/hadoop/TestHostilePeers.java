@@ -12,6 +12,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Random;
@@ -473,6 +474,99 @@ public class TestHostilePeers {
     logCases("descriptors in open sessions", descriptors);
     logCases("region announcements in open sessions", regions);
     logCases("sessions broken", sessions);
+  }
+
+  /**
+   * A writer whose block takes its descriptors on the socket writes a
+   * hostile first one there (its region announced over UCX as a client
+   * does): each breaks a rule of the descriptor or of its session, or is
+   * no descriptor at all. The DataNode ends the block (its end of the
+   * socket closes), fetches nothing, and lives.
+   */
+  @Test(timeout = 600_000)
+  public void testHostileDescriptorsOnTheSocket() throws Exception {
+    long fetchedBefore = bean("DataBytesFetched");
+    long socketBlocksBefore = bean("BlocksWithSocketDescriptors");
+    int cases = 0;
+    try (RoguePeer rogue = new RoguePeer(null, dnWorkerAddress, 65536, 8)) {
+      long token = rogue.pool().acquire(1000);
+      int poolRegion = rogue.pool().regionId(token);
+      long base = rogue.pool().regionAddress(poolRegion);
+      long length = rogue.pool().regionLength(poolRegion);
+      byte[] key = rogue.pool().regionKey(poolRegion);
+      long inside = base + 4096;
+      while (cases < CASES / 10) {
+        WriteRequest request = WriteRequest.create(65536, 0)
+            .withSocketDescriptors(true);
+        try (RogueWriter w = writer(request)) {
+          assertTrue("the DataNode takes descriptors on the socket",
+              w.commits.get(0).takesSocketDescriptors());
+          long sid = w.sessionId(request, dnXfer());
+          long block = w.block.getBlockId();
+          rogue.send(announcement(sid, 1, base, length, key));
+          byte[] bad;
+          switch (cases++ % 12) {
+            case 0: // beyond its region's end
+              bad = packet(0, block, 1001L, 0, 1, base + length - 100, 4,
+                  512);
+              break;
+            case 1: // before its region
+              bad = packet(0, block, 1001L, 0, 1, base - 512, 4, 512);
+              break;
+            case 2: // another block
+              bad = packet(0, block + 1, 1001L, 0, 1, inside, 4, 512);
+              break;
+            case 3: // another generation stamp
+              bad = packet(0, block, 1002L, 0, 1, inside, 4, 512);
+              break;
+            case 4: // longer than agreed
+              bad = packet(0, block, 1001L, 0, 1, inside, 0, 65537);
+              break;
+            case 5: // not the block's first packet
+              bad = packet(0, block, 1001L, 1 + random.nextInt(1000), 1,
+                  inside, 4, 512);
+              break;
+            case 6: // naming the session, as only UCX messages do
+              bad = packet(sid, block, 1001L, 0, 1, inside, 4, 512);
+              break;
+            case 7: // overflowing address arithmetic
+              bad = packet(0, block, 1001L, 0, 1, Long.MAX_VALUE - 8, 4,
+                  512);
+              break;
+            case 8: // a well-formed one with bits flipped
+              bad = flip(packet(0, block, 1001L, 0, 1, inside, 4, 512));
+              break;
+            case 9: // cut short (the writer then stops sending)
+              bad = Arrays.copyOf(packet(0, block, 1001L, 0, 1,
+                  inside, 4, 512), 1 + random.nextInt(
+                  PacketDescriptor.LENGTH - 1));
+              break;
+            case 10: // the magic, then noise
+              bad = new byte[PacketDescriptor.LENGTH];
+              random.nextBytes(bad);
+              System.arraycopy(packet(0, block, 1001L, 0, 1, inside, 4,
+                  512), 0, bad, 0, 4);
+              break;
+            default: // noise, read as a stock packet
+              bad = new byte[1 + random.nextInt(200)];
+              random.nextBytes(bad);
+          }
+          w.out.write(bad);
+          w.out.flush();
+          w.socket.shutdownOutput();
+          // Whatever the DataNode answers (an error ack), it ends the block.
+          while (w.in.read() >= 0) {
+            // drain
+          }
+        }
+      }
+      rogue.pool().release(token);
+    }
+    assertEquals("bytes fetched for hostile descriptors", fetchedBefore,
+        bean("DataBytesFetched"));
+    assertEquals("blocks written with descriptors on their socket",
+        socketBlocksBefore, bean("BlocksWithSocketDescriptors"));
+    logCases("descriptors on the socket", cases);
   }
 
   /** The SysV segments a process created (from /proc/sysvipc/shm). */
