@@ -522,9 +522,8 @@ public class TestHostilePeers {
             case 4: // longer than agreed
               bad = packet(0, block, 1001L, 0, 1, inside, 0, 65537);
               break;
-            case 5: // not the block's first packet
-              bad = packet(0, block, 1001L, 1 + random.nextInt(1000), 1,
-                  inside, 4, 512);
+            case 5: // a heartbeat with bytes
+              bad = packet(0, block, 1001L, -1, 1, inside, 4, 512);
               break;
             case 6: // naming the session, as only UCX messages do
               bad = packet(sid, block, 1001L, 0, 1, inside, 4, 512);
