@@ -369,11 +369,10 @@ public class TestHostilePeers {
     int regions = 0;
     int sessions = 0;
     try (RoguePeer rogue = new RoguePeer(null, dnWorkerAddress, 65536, 8)) {
-      long token = rogue.pool().acquire(1000);
-      int poolRegion = rogue.pool().regionId(token);
-      long base = rogue.pool().regionAddress(poolRegion);
-      long length = rogue.pool().regionLength(poolRegion);
-      byte[] key = rogue.pool().regionKey(poolRegion);
+      RogueRegion own = new RogueRegion(rogue);
+      long base = own.base;
+      long length = own.length;
+      byte[] key = own.key;
       while (descriptors + regions < CASES) {
         WriteRequest request = WriteRequest.create(65536, 0);
         try (RogueWriter w = writer(request)) {
@@ -467,7 +466,7 @@ public class TestHostilePeers {
           assertEquals("the DataNode ended the block", -1, w.in.read());
         }
       }
-      rogue.pool().release(token);
+      rogue.pool().release(own.token);
     }
     assertEquals("bytes fetched for hostile sessions", fetchedBefore,
         bean("DataBytesFetched"));
@@ -489,11 +488,10 @@ public class TestHostilePeers {
     long socketBlocksBefore = bean("BlocksWithSocketDescriptors");
     int cases = 0;
     try (RoguePeer rogue = new RoguePeer(null, dnWorkerAddress, 65536, 8)) {
-      long token = rogue.pool().acquire(1000);
-      int poolRegion = rogue.pool().regionId(token);
-      long base = rogue.pool().regionAddress(poolRegion);
-      long length = rogue.pool().regionLength(poolRegion);
-      byte[] key = rogue.pool().regionKey(poolRegion);
+      RogueRegion own = new RogueRegion(rogue);
+      long base = own.base;
+      long length = own.length;
+      byte[] key = own.key;
       long inside = base + 4096;
       while (cases < CASES / 10) {
         WriteRequest request = WriteRequest.create(65536, 0)
@@ -559,13 +557,29 @@ public class TestHostilePeers {
           }
         }
       }
-      rogue.pool().release(token);
+      rogue.pool().release(own.token);
     }
     assertEquals("bytes fetched for hostile descriptors", fetchedBefore,
         bean("DataBytesFetched"));
     assertEquals("blocks written with descriptors on their socket",
         socketBlocksBefore, bean("BlocksWithSocketDescriptors"));
     logCases("descriptors on the socket", cases);
+  }
+
+  /** A buffer of a rogue's pool, leased, and the region it lies in. */
+  private static final class RogueRegion {
+    final long token;
+    final long base;
+    final long length;
+    final byte[] key;
+
+    RogueRegion(RoguePeer rogue) throws Exception {
+      token = rogue.pool().acquire(1000);
+      int region = rogue.pool().regionId(token);
+      base = rogue.pool().regionAddress(region);
+      length = rogue.pool().regionLength(region);
+      key = rogue.pool().regionKey(region);
+    }
   }
 
   /** The SysV segments a process created (from /proc/sysvipc/shm). */
