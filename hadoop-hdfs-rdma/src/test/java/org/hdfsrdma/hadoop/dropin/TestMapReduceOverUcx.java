@@ -7,7 +7,11 @@ import static org.junit.Assert.assertTrue;
 import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -17,8 +21,6 @@ import java.util.Random;
 import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Collectors;
-import java.util.stream.Stream;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataOutputStream;
@@ -139,16 +141,43 @@ public class TestMapReduceOverUcx {
   private static final String LINES_GROUP = "hdfs-rdma";
   private static final String LINES_COUNTER = "verified-lines";
 
-  /** Container log directories with a totals file, by container id. */
+  /**
+   * Container log directories with a totals file, by container id. The
+   * NodeManagers delete finished containers' local directories under the
+   * same root while this walks it, so a vanished entry is skipped.
+   */
   private static Map<String, File> totals(File root) throws IOException {
-    Map<String, File> byContainer = new TreeMap<String, File>();
-    try (Stream<java.nio.file.Path> files = Files.walk(root.toPath())) {
-      for (java.nio.file.Path f : files.filter(p -> p.getFileName()
-          .toString().equals(TOTALS)).collect(Collectors.toList())) {
-        byContainer.put(f.getParent().getFileName().toString(),
-            f.getParent().toFile());
+    final Map<String, File> byContainer = new TreeMap<String, File>();
+    Files.walkFileTree(root.toPath(),
+        new SimpleFileVisitor<java.nio.file.Path>() {
+      @Override
+      public FileVisitResult visitFile(java.nio.file.Path f,
+          BasicFileAttributes a) {
+        if (f.getFileName().toString().equals(TOTALS)) {
+          byContainer.put(f.getParent().getFileName().toString(),
+              f.getParent().toFile());
+        }
+        return FileVisitResult.CONTINUE;
       }
-    }
+
+      @Override
+      public FileVisitResult visitFileFailed(java.nio.file.Path f,
+          IOException e) throws IOException {
+        if (e instanceof NoSuchFileException) {
+          return FileVisitResult.CONTINUE;
+        }
+        throw e;
+      }
+
+      @Override
+      public FileVisitResult postVisitDirectory(java.nio.file.Path d,
+          IOException e) throws IOException {
+        if (e != null && !(e instanceof NoSuchFileException)) {
+          throw e;
+        }
+        return FileVisitResult.CONTINUE;
+      }
+    });
     return byContainer;
   }
 
