@@ -142,24 +142,33 @@ def run(a):
         raise RuntimeError("%s/data: %d Parquet files, not one per task (%d)"
                            % (base, data_files, a.tasks))
     sc.setLocalProperty(PHASE_KEY, None)
-    print("APP-RESULT mode=spark start_ns=%d end_ns=%d measured_bytes=%d "
-          "measured_files=%d records=%d samples=0 bytes=%d blocks=%d "
-          "verified_bytes=0 rows_read=%d data_blocks=%d warmup_bytes=%d "
-          "warmup_files=%d cached_mem_bytes=%d status=ok" % (
-              start, end, data_bytes, data_files, rows,
-              data_bytes + warm_bytes, data_blocks + warm_blocks, read,
-              data_blocks, warm_bytes, warm_files, mem), flush=True)
+    report("APP-RESULT mode=spark start_ns=%d end_ns=%d measured_bytes=%d "
+           "measured_files=%d records=%d samples=0 bytes=%d blocks=%d "
+           "verified_bytes=0 rows_read=%d data_blocks=%d warmup_bytes=%d "
+           "warmup_files=%d cached_mem_bytes=%d status=ok" % (
+               start, end, data_bytes, data_files, rows,
+               data_bytes + warm_bytes, data_blocks + warm_blocks, read,
+               data_blocks, warm_bytes, warm_files, mem))
     spark.stop()
 
+
+
+def report(line):
+    """Writes `line` and its newline in one write: spark-submit runs this
+    unbuffered (PYTHONUNBUFFERED), where print() writes the text and the
+    newline apart, and the driver JVM's log lines, on the same file, can
+    land between them (seen: "status=ok" run into Spark's next log line,
+    which failed a run that had succeeded)."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
 
 def main(argv):
     a = parse(argv)
     try:
         run(a)
     except Exception as e:  # the harness reads the reason from the log
-        print("APP-ERROR %s: %s" % (type(e).__name__,
-                                    str(e).replace("\n", " ")[:2000]),
-              flush=True)
+        report("APP-ERROR %s: %s" % (type(e).__name__,
+                                     str(e).replace("\n", " ")[:2000]))
         return 1
     return 0
 
